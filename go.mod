@@ -1,0 +1,3 @@
+module github.com/cnsd/cnsd
+
+go 1.26

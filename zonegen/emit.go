@@ -1,0 +1,205 @@
+package zonegen
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// instance adds the instance names of address a in zone zi: every
+// <inst>.inst.<owner> pair, network-prefixed in the catch-all zone for a
+// network the owner owns, each with the address, the VM's UUID as TXT and
+// any ACME challenge.
+func (b *builder) instance(a *address, zi int) {
+	typ := addrType(a)
+	suffix := b.g.suffix[zi]
+	net := b.netLabel(a, zi)
+	for _, o := range b.owners {
+		for _, i := range b.insts {
+			b.instanceName(zi, i+".inst."+o+suffix, typ, a.text)
+			if net != "" {
+				b.instanceName(zi, net+"."+i+".inst."+o+suffix, typ, a.text)
+			}
+		}
+	}
+}
+
+func (b *builder) instanceName(zi int, name string, typ Type, ip string) {
+	if !b.usable(name) {
+		return
+	}
+	b.add(zi, name, typ, ip)
+	b.add(zi, name, TypeTXT, b.txt)
+	b.acmeAt(zi, name)
+}
+
+// service adds the names of service s for address a in zone zi. While the
+// VM is listed in s they carry its address, its UUID as TXT and one SRV
+// per port aimed at the VM's primary name; otherwise only
+// "verifying:<uuid>" TXT, so the name exists while certificates are made.
+// Admin VMs also get the bare <service>.<zone>, without SRV.
+func (b *builder) service(a *address, zi int, s *ServiceListing) {
+	suffix := b.g.suffix[zi]
+	var srv []string
+	if s.Listed && len(s.Ports) > 0 {
+		target := b.primary + suffix
+		srv = make([]string, len(s.Ports))
+		for i, p := range s.Ports {
+			srv[i] = strconv.Itoa(int(p.Priority)) + " " + strconv.Itoa(int(p.Weight)) + " " +
+				strconv.Itoa(int(p.Port)) + " " + target
+		}
+	}
+	net := b.netLabel(a, zi)
+	for _, o := range b.owners {
+		b.serviceName(a, zi, s, s.Name+".svc."+o+suffix, srv)
+		if net != "" {
+			b.serviceName(a, zi, s, net+"."+s.Name+".svc."+o+suffix, srv)
+		}
+	}
+	if b.v.Owner != nil && b.v.Owner.Login == "admin" {
+		b.serviceName(a, zi, s, s.Name+suffix, nil)
+	}
+}
+
+func (b *builder) serviceName(a *address, zi int, s *ServiceListing, name string, srv []string) {
+	if !b.usable(name) {
+		return
+	}
+	b.acmeAt(zi, name)
+	if !s.Listed {
+		b.add(zi, name, TypeTXT, QuoteTXT("verifying:"+b.v.VM.UUID))
+		return
+	}
+	b.add(zi, name, addrType(a), a.text)
+	b.add(zi, name, TypeTXT, b.txt)
+	for _, data := range srv {
+		b.add(zi, name, TypeSRV, data)
+	}
+}
+
+func (b *builder) acmeAt(zi int, name string) {
+	for _, txt := range b.acme {
+		b.add(zi, "_acme-challenge."+name, TypeTXT, txt)
+	}
+}
+
+// ptr adds the PTR of address a: the reverse_ptr tag when valid, else
+// the shortest of the primary name in each of a's zones (the first zone in
+// configuration order wins a tie).
+func (b *builder) ptr(a *address) {
+	target := ""
+	if b.d.PTRName != "" {
+		target = b.d.PTRName + "."
+	} else {
+		best := -1
+		for _, zi := range a.zones {
+			if best < 0 || len(b.g.suffix[zi]) < len(b.g.suffix[best]) {
+				best = zi
+			}
+		}
+		target = b.primary + b.g.suffix[best]
+	}
+	zone, name := ReverseName(a.ip)
+	if len(target)-1 > maxName {
+		b.noteSkip("ptr:"+name, Reason{ReasonNameTooLong, "PTR target " + target})
+		return
+	}
+	zi := slices.Index(b.rev, zone)
+	if zi < 0 {
+		zi = len(b.rev)
+		b.rev = append(b.rev, zone)
+	}
+	b.add(len(b.g.cfg.Zones)+zi, name, TypePTR, target)
+}
+
+// usable reports whether an absolute name fits in 253 octets, noting it
+// once when it does not.
+func (b *builder) usable(name string) bool {
+	if len(name)-1 <= maxName {
+		return true
+	}
+	if !b.skipped[name] {
+		b.noteSkip(name, Reason{ReasonNameTooLong, name})
+	}
+	return false
+}
+
+// add appends one record. Records arrive grouped by name (every caller
+// emits all records of one name in a row), so a name is stored once per
+// group and finish sorts groups instead of records.
+func (b *builder) add(zi int, name string, typ Type, data string) {
+	if n := len(b.groups); n == 0 || b.groups[n-1].zone != zi || b.groups[n-1].name != name {
+		b.groups = append(b.groups, nameGroup{zone: zi, name: name, start: len(b.rdata)})
+	}
+	b.rdata = append(b.rdata, rdata{typ: typ, data: data})
+	b.groups[len(b.groups)-1].end = len(b.rdata)
+}
+
+// nameGroup is a run of b.rdata owned by one name in one zone: forward
+// zones in configuration order, then the reverse zones of b.rev.
+type nameGroup struct {
+	zone       int
+	name       string
+	start, end int
+}
+
+type rdata struct {
+	typ  Type
+	data string
+}
+
+func compareRdata(x, y rdata) int {
+	if c := cmp.Compare(x.typ, y.typ); c != 0 {
+		return c
+	}
+	return strings.Compare(x.data, y.data)
+}
+
+// finish sorts the names of each zone, merges and de-duplicates the
+// records of each name, and returns the non-empty zones sorted by name,
+// all sharing one backing array.
+func (b *builder) finish() []ZoneRecords {
+	slices.SortFunc(b.groups, func(x, y nameGroup) int {
+		if c := cmp.Compare(x.zone, y.zone); c != 0 {
+			return c
+		}
+		return strings.Compare(x.name, y.name)
+	})
+	all := make([]Record, 0, len(b.rdata))
+	var out []ZoneRecords
+	run := b.run
+	start := 0
+	for i := 0; i < len(b.groups); {
+		g := b.groups[i]
+		run = append(run[:0], b.rdata[g.start:g.end]...)
+		for i++; i < len(b.groups) && b.groups[i].zone == g.zone && b.groups[i].name == g.name; i++ {
+			run = append(run, b.rdata[b.groups[i].start:b.groups[i].end]...)
+		}
+		slices.SortFunc(run, compareRdata)
+		for _, r := range slices.Compact(run) {
+			all = append(all, Record{Name: g.name, Type: r.typ, Data: r.data, Source: b.v.VM.UUID})
+		}
+		if i == len(b.groups) || b.groups[i].zone != g.zone {
+			out = append(out, ZoneRecords{Zone: b.zoneName(g.zone), Records: all[start:len(all):len(all)]})
+			start = len(all)
+		}
+	}
+	b.run = run
+	slices.SortFunc(out, func(x, y ZoneRecords) int { return strings.Compare(x.Zone, y.Zone) })
+	return out
+}
+
+func (b *builder) zoneName(zi int) string {
+	if zi < len(b.g.cfg.Zones) {
+		return b.g.cfg.Zones[zi].Name
+	}
+	return b.rev[zi-len(b.g.cfg.Zones)]
+}
+
+func addrType(a *address) Type {
+	if a.ip.Is4() {
+		return TypeA
+	}
+	return TypeAAAA
+}

@@ -1,0 +1,61 @@
+package zonegen
+
+import "strings"
+
+const (
+	maxLabel = 63
+	maxName  = 253 // presentation length without the trailing dot
+)
+
+// Dnsify lower-cases s and replaces each run of characters outside
+// [a-z0-9-] with one "-", as Triton CNS did for aliases, logins and
+// network names.
+func Dnsify(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	run := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			b.WriteRune(r)
+			run = false
+			continue
+		}
+		if !run {
+			b.WriteByte('-')
+			run = true
+		}
+	}
+	return b.String()
+}
+
+// IsHostName reports whether s (with an optional trailing dot) is a host
+// name usable as a PTR target: labels of [A-Za-z0-9-] that start with a
+// letter or digit, each at most 63 octets, 253 in all.
+func IsHostName(s string) bool {
+	s = strings.TrimSuffix(s, ".")
+	if s == "" || len(s) > maxName {
+		return false
+	}
+	for label := range strings.SplitSeq(s, ".") {
+		if label == "" || len(label) > maxLabel || label[0] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			if c := label[i]; !isLabelChar(c) {
+				return false
+			}
+		}
+	}
+	return true
+}
