@@ -68,7 +68,10 @@ func (b *builder) serviceName(a *address, zi int, s *ServiceListing, name string
 	}
 	b.acmeAt(zi, name)
 	if !s.Listed {
-		b.add(zi, name, TypeTXT, QuoteTXT("verifying:"+b.v.VM.UUID))
+		if b.verifying == "" {
+			b.verifying = QuoteTXT("verifying:" + b.v.VM.UUID)
+		}
+		b.add(zi, name, TypeTXT, b.verifying)
 		return
 	}
 	b.add(zi, name, addrType(a), a.text)

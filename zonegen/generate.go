@@ -52,6 +52,8 @@ type builder struct {
 	d    *Decision
 	uuid string
 	txt  string // the VM's UUID as TXT RDATA
+	// verifying is "verifying:<uuid>" as TXT RDATA, made on first use
+	verifying string
 	// owners are the owner labels: uuid always, login with use_login
 	// when valid; insts the instance labels: uuid always, alias with
 	// use_alias when valid. The last of each makes the primary name.

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,4 +123,42 @@ func render(d *Decision, c Contribution) string {
 		}
 	}
 	return b.String()
+}
+
+// TestCorpusCoversEveryReason fails when a reason code declared in
+// decide.go shows up in no golden file, so every rule keeps a case.
+func TestCorpusCoversEveryReason(t *testing.T) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "decide.go", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok || len(vs.Names) != 1 || !strings.HasPrefix(vs.Names[0].Name, "Reason") {
+			return true
+		}
+		if lit, ok := vs.Values[0].(*ast.BasicLit); ok {
+			codes = append(codes, strings.Trim(lit.Value, `"`))
+		}
+		return true
+	})
+	if len(codes) < 20 {
+		t.Fatalf("found only %d reason codes in decide.go", len(codes))
+	}
+	goldens, _ := filepath.Glob("testdata/views/*.golden")
+	var all strings.Builder
+	for _, g := range goldens {
+		data, err := os.ReadFile(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(data)
+	}
+	for _, c := range codes {
+		if !strings.Contains(all.String(), "; reason "+c) && !strings.Contains(all.String(), "; note "+c) {
+			t.Errorf("reason %q appears in no golden file", c)
+		}
+	}
 }
