@@ -1,0 +1,61 @@
+package schema
+
+// check applies the rules that relate several fields, after the schema
+// and the defaults. The first violation in file order is reported.
+func check(c *Config) error {
+	zones := loc{}.key("forward_zones")
+	catchAll := ""
+	for _, z := range c.ForwardZones {
+		at := zones.key(z.Name)
+		if err := checkNetworks(z, at, &catchAll); err != nil {
+			return err
+		}
+		if err := checkAccess(c, z.ZoneAccess, at); err != nil {
+			return err
+		}
+	}
+	if err := checkAccess(c, c.ReverseZones, loc{}.key("reverse_zones")); err != nil {
+		return err
+	}
+	if c.Coalesce.Window > c.Coalesce.MaxDelay {
+		return invalid(pathOf(loc{}.key("coalesce").key("window_ms")),
+			"must not exceed max_delay_ms (%d), got %d",
+			c.Coalesce.MaxDelay.Milliseconds(), c.Coalesce.Window.Milliseconds())
+	}
+	return nil
+}
+
+// checkNetworks rejects a network listed twice in zone z, and a second
+// catch-all zone; catchAll holds the name of the first one seen.
+func checkNetworks(z Zone, at loc, catchAll *string) error {
+	seen := make(map[string]bool, len(z.Networks))
+	for i, n := range z.Networks {
+		if seen[n] {
+			return invalid(pathOf(at.key("networks").at(i)), "duplicate network %q", n)
+		}
+		seen[n] = true
+		if n != "*" {
+			continue
+		}
+		if *catchAll != "" {
+			return invalid(pathOf(at.key("networks").at(i)),
+				"%q makes a second catch-all zone; %q is already the catch-all zone", n, *catchAll)
+		}
+		*catchAll = z.Name
+	}
+	return nil
+}
+
+// checkAccess applies the rules of a zone's transfer settings at at.
+func checkAccess(c *Config, a ZoneAccess, at loc) error {
+	if a.HiddenPrimary && len(a.Peers) == 0 {
+		return invalid(pathOf(at.key("hidden_primary")), "true needs a non-empty peers list")
+	}
+	if a.RequireTSIG && a.TSIGKey == "" {
+		return invalid(pathOf(at.key("require_tsig")), "true needs tsig_key")
+	}
+	if _, ok := c.TSIGKeys[a.TSIGKey]; a.TSIGKey != "" && !ok {
+		return invalid(pathOf(at.key("tsig_key")), "no key %q in tsig_keys", a.TSIGKey)
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package schema
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config is a validated configuration. Parse fills every field, applying
+// the defaults documented on each type for keys the file leaves out.
+type Config struct {
+	// MyName is this server's host name (SOA MNAME, NS), lower-cased.
+	MyName string
+	// Hostmaster is the administrator's address, user@domain, as written.
+	Hostmaster string
+	// ForwardZones are the forward zones in the order of the file; the
+	// order breaks ties downstream.
+	ForwardZones []Zone
+	// ReverseZones are the transfer settings of every generated reverse
+	// zone.
+	ReverseZones ZoneAccess
+	// AllowTransfer lists who may transfer every zone; a single address
+	// is a /32 or /128 prefix.
+	AllowTransfer []netip.Prefix
+	// UseAlias and UseLogin add names built from VM aliases and account
+	// logins. Both default to false.
+	UseAlias, UseLogin bool
+	// RequireStatusUp makes an absent triton.cns.status mean down (RFD 1)
+	// rather than up (shipped Triton CNS). Default false.
+	RequireStatusUp bool
+
+	Store        StoreConfig
+	DNS          DNSConfig
+	API          APIConfig
+	TTL          TTLConfig
+	Hysteresis   HysteresisConfig
+	Coalesce     CoalesceConfig
+	Journal      JournalConfig
+	ComputeNodes ComputeNodeConfig
+
+	// MassDeleteShare is the largest share of a zone's records one commit
+	// may delete, in (0, 1]. Default 0.25.
+	MassDeleteShare float64
+	// TSIGKeys are the TSIG keys by (lower-case) name.
+	TSIGKeys map[string]TSIGKey
+
+	VMAPI      VMAPIConfig
+	UFDS       UFDSConfig
+	CNAPI      CNAPIConfig
+	NAPI       NAPIConfig
+	Changefeed ChangefeedConfig
+	// Legacy holds shipped Triton CNS settings cnsd accepts but does not
+	// use itself.
+	Legacy LegacyConfig
+}
+
+// Zone is one forward zone.
+type Zone struct {
+	// Name is the zone's lower-case name, without a trailing dot.
+	Name string
+	// Networks are NAPI network or network pool UUIDs, lower-cased, or
+	// "*" for the catch-all zone.
+	Networks []string
+	ZoneAccess
+}
+
+// CatchAll reports whether the zone lists "*": it receives the addresses
+// of NICs whose networks no other zone lists.
+func (z Zone) CatchAll() bool { return slices.Contains(z.Networks, "*") }
+
+// ZoneAccess are the transfer settings of a zone.
+type ZoneAccess struct {
+	// Peers are the zone's secondaries (IP addresses or host names,
+	// lower-cased): they get NOTIFY and may transfer the zone.
+	Peers []string
+	// HiddenPrimary means the secondaries serve the zone and this server
+	// is not listed in its NS records. It needs Peers.
+	HiddenPrimary bool
+	// AllowTransfer lists further addresses that may transfer the zone.
+	AllowTransfer []netip.Prefix
+	// TSIGKey names the key (in Config.TSIGKeys) transfers may be signed
+	// with; empty for none.
+	TSIGKey string
+	// RequireTSIG refuses transfers that are not signed with TSIGKey. It
+	// needs TSIGKey.
+	RequireTSIG bool
+}
+
+// TSIGKey is a shared secret for signed transfers.
+type TSIGKey struct {
+	// Algorithm is one of hmac-md5, hmac-sha1, hmac-sha224, hmac-sha256,
+	// hmac-sha384 and hmac-sha512. Default hmac-sha256.
+	Algorithm string
+	// Secret is the key in standard base64, as written.
+	Secret string
+}
+
+// CatchAll returns the catch-all zone, the zone that lists "*", if any.
+func (c *Config) CatchAll() (Zone, bool) {
+	for _, z := range c.ForwardZones {
+		if z.CatchAll() {
+			return z, true
+		}
+	}
+	return Zone{}, false
+}
+
+// Zone returns the forward zone called name, compared without regard to
+// case and to one trailing dot.
+func (c *Config) Zone(name string) (Zone, bool) {
+	name = strings.TrimSuffix(name, ".")
+	for _, z := range c.ForwardZones {
+		if strings.EqualFold(z.Name, name) {
+			return z, true
+		}
+	}
+	return Zone{}, false
+}
+
+// StoreConfig says where zones, serials and journals are kept.
+type StoreConfig struct {
+	// Redis is a redis://, rediss:// or unix:// URL; empty means the
+	// embedded store.
+	Redis string
+	// Path is the embedded store's file. Default /var/db/cnsd/cnsd.db.
+	Path string
+}
+
+// DNSConfig is the DNS server's.
+type DNSConfig struct {
+	// Listen are host:port addresses for UDP and TCP. Default
+	// 127.0.0.1:53.
+	Listen []string
+}
+
+// APIConfig is the REST API's. It comes from the api key, or from the
+// shipped api_server key: each of its addresses with its port (default
+// 80).
+type APIConfig struct {
+	// Listen are host:port addresses. Default 127.0.0.1:8080.
+	Listen []string
+	// Token, when set, is the token API clients must present.
+	Token string
+}
+
+// TTLConfig are TTLs and SOA timers.
+type TTLConfig struct {
+	// Record is the TTL of VM records. Default 30 s.
+	Record time.Duration
+	// NS is the TTL of NS and SOA records. Default 1 h.
+	NS time.Duration
+	// SOARefresh, SOARetry, SOAExpire and SOAMinimum are the SOA timers.
+	// Defaults 1 h, 10 min, 7 days and 30 s.
+	SOARefresh, SOARetry, SOAExpire, SOAMinimum time.Duration
+}
+
+// HysteresisConfig limits self-reported removals (DESIGN.md §5): at most
+// max(floor(n/Divisor), 1) members of a service leave per Window, and the
+// last member leaves after LastMemberDelay.
+type HysteresisConfig struct {
+	// Window defaults to 60 s.
+	Window time.Duration
+	// Divisor defaults to 3.
+	Divisor int
+	// LastMemberDelay defaults to 600 s.
+	LastMemberDelay time.Duration
+}
+
+// CoalesceConfig turns a burst of changes into one serial: a change waits
+// Window for more, and never longer than MaxDelay in all.
+type CoalesceConfig struct {
+	// Window defaults to 20 ms; 0 commits every change at once.
+	Window time.Duration
+	// MaxDelay defaults to 200 ms and is at least Window.
+	MaxDelay time.Duration
+}
+
+// JournalConfig bounds each zone's journal of diffs, used for IXFR.
+type JournalConfig struct {
+	// MaxEntries defaults to 100 serials.
+	MaxEntries int
+	// MaxBytes defaults to 16 MiB.
+	MaxBytes int64
+}
+
+// ComputeNodeConfig says when a compute node counts as down (DESIGN.md §4).
+type ComputeNodeConfig struct {
+	// HeartbeatLimit defaults to 1 h.
+	HeartbeatLimit time.Duration
+	// BootGrace defaults to 120 s.
+	BootGrace time.Duration
+}

@@ -1,0 +1,44 @@
+package schema
+
+// Defaults of settings that the file may leave out. config.schema.json
+// states the same values as "default"; a test keeps the two in step.
+const (
+	defaultAlgorithm = "hmac-sha256"
+	defaultAPIListen = "127.0.0.1:8080"
+	defaultAPIPort   = 80 // of api_server, as in the shipped Triton CNS
+)
+
+// defaults returns the file as it reads when every optional key is left
+// out. Decoding lays the file's values over it.
+func defaults() file {
+	return file{
+		Store: fileStore{Path: "/var/db/cnsd/cnsd.db"},
+		DNS:   fileDNS{Listen: []string{"127.0.0.1:53"}},
+		TTL: fileTTL{
+			Record:     30,
+			NS:         3600,
+			SOARefresh: 3600,
+			SOARetry:   600,
+			SOAExpire:  604800,
+			SOAMinimum: 30,
+		},
+		Hysteresis: fileHysteresis{
+			WindowSeconds:          60,
+			Divisor:                3,
+			LastMemberDelaySeconds: 600,
+		},
+		Coalesce:        fileCoalesce{WindowMS: 20, MaxDelayMS: 200},
+		Journal:         fileJournal{MaxEntries: 100, MaxBytes: 16 << 20},
+		ComputeNodes:    fileComputeNodes{HeartbeatLimitSeconds: 3600, BootGraceSeconds: 120},
+		MassDeleteShare: 0.25,
+		UFDSOpts:        fileUFDS{CacheSeconds: 300},
+		CNAPIOpts:       fileCNAPI{PollSeconds: 60},
+		NAPIOpts:        fileNAPI{CacheSeconds: 300},
+		VMAPIOpts:       fileVMAPI{Limit: 500},
+		ChangefeedOpts: fileChangefeed{
+			Resource: "vm",
+			SubResources: []string{"alias", "customer_metadata", "destroyed",
+				"internal_metadata", "nics", "owner_uuid", "server_uuid", "state", "tags"},
+		},
+	}
+}

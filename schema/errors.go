@@ -1,0 +1,94 @@
+package schema
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// ErrInvalid is wrapped by every error that rejects a configuration, so
+// callers can tell a bad file (errors.Is(err, ErrInvalid)) from a file
+// that could not be read.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Error is the rejection of a configuration. Its message reads
+// "config: [file: ][path: ]message"; it wraps ErrInvalid.
+type Error struct {
+	// File is the file name when the configuration came from Load.
+	File string
+	// Path names the field, for example
+	// forward_zones["dc1.cns.example.com"].networks[0]; it is empty when
+	// the problem is with the file as a whole.
+	Path string
+	// Message says what is wrong, including the offending value.
+	Message string
+}
+
+// Error implements error.
+func (e *Error) Error() string {
+	s := "config: "
+	if e.File != "" {
+		s += e.File + ": "
+	}
+	if e.Path != "" {
+		s += e.Path + ": "
+	}
+	return s + e.Message
+}
+
+// Unwrap returns ErrInvalid.
+func (e *Error) Unwrap() error { return ErrInvalid }
+
+// invalid returns an *Error for path p.
+func invalid(p path, format string, args ...any) *Error {
+	return &Error{Path: string(p), Message: fmt.Sprintf(format, args...)}
+}
+
+// path is a field path in the style of error messages:
+// forward_zones["a.example.com"].networks[0].
+type path string
+
+// field appends a key the schema defines: p.name (or name at the top).
+func (p path) field(name string) path {
+	if p == "" {
+		return path(name)
+	}
+	return p + "." + path(name)
+}
+
+// entry appends a key chosen by the user, such as a zone name: p["name"].
+func (p path) entry(name string) path {
+	return p + "[" + path(strconv.Quote(name)) + "]"
+}
+
+// index appends an array index: p[i].
+func (p path) index(i int) path {
+	return p + "[" + path(strconv.Itoa(i)) + "]"
+}
+
+// describe renders a decoded JSON value for a message: strings quoted,
+// numbers and literals as written, containers by kind.
+func describe(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return strconv.Quote(v)
+	case bool:
+		return strconv.FormatBool(v)
+	case json.Number:
+		return v.String()
+	case []any:
+		if len(v) == 0 {
+			return "an empty array"
+		}
+		return "an array"
+	case *object:
+		if len(v.keys) == 0 {
+			return "an empty object"
+		}
+		return "an object"
+	}
+	return fmt.Sprintf("%v", v)
+}

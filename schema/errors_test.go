@@ -1,0 +1,105 @@
+package schema
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestErrorPaths covers how paths and values are written in messages,
+// including keys that need escaping in the validator's JSON pointers.
+func TestErrorPaths(t *testing.T) {
+	head := `"my_name": "ns1.example.com", "hostmaster": "hostmaster@example.com", `
+	zone := `"forward_zones": {"a.example.com": {"networks": ["*"]}}`
+	tests := []struct {
+		name, body, want string
+	}{
+		{"slash in zone name", `"forward_zones": {"a/b": {"networks": ["*"]}}`,
+			`config: forward_zones["a/b"]: zone name must be a valid DNS name (labels of 1 to 63 letters, digits or '-', not starting or ending with '-', 253 characters at most), got "a/b"`},
+		{"tilde in zone name", `"forward_zones": {"a~1": {"networks": ["x"]}}`,
+			`config: forward_zones["a~1"]: zone name must be a valid DNS name (labels of 1 to 63 letters, digits or '-', not starting or ending with '-', 253 characters at most), got "a~1"`},
+		{"value under an escaped key", `"forward_zones": {"a.example.com": {"networks": ["*"]}}, "redis_opts": 1`,
+			`config: redis_opts: must be an object, got 1`},
+		{"empty zone name", `"forward_zones": {"": {"networks": ["*"]}}`,
+			`config: forward_zones: empty key`},
+		{"empty key in redis_opts", zone + `, "redis_opts": {"a": {"": 1}}`, `config: redis_opts["a"]: empty key`},
+		{"control character quoted", `"forward_zones": {"a.example.com": {"networks": ["\u0001"]}}`,
+			`config: forward_zones["a.example.com"].networks[0]: must be a network or network pool UUID, or "*", got "\x01"`},
+		{"name error before value error", `"forward_zones": {"A.example.com": {"networks": []}}`,
+			`config: forward_zones["A.example.com"]: zone name must be lower-case, got "A.example.com"`},
+		{"null", zone + `, "use_login": null`, `config: use_login: must be a boolean, got null`},
+		{"object for a string", zone + `, "binder_domain": {"a": 1}`, `config: binder_domain: must be a string, got an object`},
+		{"fraction for an integer", zone + `, "ttl": {"ns": 1.5}`, `config: ttl.ns: must be an integer, got 1.5`},
+		{"integer written as float", zone + `, "ttl": {"ns": 60.0, "record": 1e1}`, ""},
+		{"negative", zone + `, "ttl": {"soa_retry": -1}`, `config: ttl.soa_retry: must be at least 0, got -1`},
+		{"too large", zone + `, "ttl": {"soa_retry": 2147483648}`, `config: ttl.soa_retry: must be at most 2147483647, got 2147483648`},
+		{"long number", zone + `, "mass_delete_share": 0.123456789012345678901234567890123`,
+			`config: mass_delete_share: number out of range, got 0.123456789012345678901234567890123`},
+		{"big exponent", zone + `, "mass_delete_share": 1e-1000`, `config: mass_delete_share: number out of range, got 1e-1000`},
+		{"duplicate top-level key", zone + `, "use_alias": true, "use_alias": false`, `config: duplicate key "use_alias"`},
+		{"secret not shown", zone + `, "ufds_opts": {"bindPassword": 7}`, `config: ufds_opts.bindPassword: must be a string (value not shown)`},
+		{"api_server port", zone + `, "api_server": {"listen": ["10.0.0.1"], "port": 70000}`, `config: api_server.port: must be at most 65535, got 70000`},
+		{"api_server address", zone + `, "api_server": {"listen": ["host.example.com"]}`, `config: api_server.listen[0]: must be an IP address, got "host.example.com"`},
+		{"unknown key in tsig key", zone + `, "tsig_keys": {"k": {"secret": "AAEC", "algo": "x"}}`, `config: tsig_keys["k"]: unknown key "algo"`},
+		{"missing secret", zone + `, "tsig_keys": {"k": {}}`, `config: tsig_keys["k"].secret: required key is missing`},
+		{"redis_opts takes any key", zone + `, "redis_opts": {"anything": {"goes": [1, "x", null]}}`, ""},
+		{"reverse tsig key", zone + `, "reverse_zones": {"tsig_key": "k"}`, `config: reverse_zones.tsig_key: no key "k" in tsig_keys`},
+		{"duplicate catch-all in one zone", `"forward_zones": {"a.example.com": {"networks": ["*", "*"]}}`,
+			`config: forward_zones["a.example.com"].networks[1]: duplicate network "*"`},
+		{"nested zones are allowed", `"forward_zones": {"example.com": {"networks": ["*"]}, "a.example.com": {"networks": ["3484af3e-23db-4c63-8940-bf3e006347f3"]}}`, ""},
+		{"rfd1 zone keys in reverse_zones", zone + `, "reverse_zones": {"slaves": ["ns0.example.com"], "peers": []}`,
+			`config: reverse_zones: both "slaves" and "peers" are set; use only "peers"`},
+		{"coalesce equal bounds", zone + `, "coalesce": {"window_ms": 0, "max_delay_ms": 1}`, ""},
+		{"zero window", zone + `, "coalesce": {"max_delay_ms": 0}`, `config: coalesce.max_delay_ms: must be at least 1, got 0`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte("{" + head + tc.body + "}"))
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tc.want {
+				t.Errorf("error\n got: %s\nwant: %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestErrorType(t *testing.T) {
+	tests := []struct {
+		err  *Error
+		want string
+	}{
+		{&Error{Message: "file is empty"}, "config: file is empty"},
+		{&Error{Path: "my_name", Message: "m"}, "config: my_name: m"},
+		{&Error{File: "/etc/cnsd.json", Path: "ttl.ns", Message: "m"}, "config: /etc/cnsd.json: ttl.ns: m"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			if got := tc.err.Error(); got != tc.want {
+				t.Errorf("got %q", got)
+			}
+			if !errors.Is(tc.err, ErrInvalid) {
+				t.Errorf("does not wrap ErrInvalid")
+			}
+		})
+	}
+}
+
+func TestPathStyle(t *testing.T) {
+	l := loc{}.key("forward_zones").key("dc1.cns.example.com").key("networks").at(0)
+	if got, want := string(pathOf(l)), `forward_zones["dc1.cns.example.com"].networks[0]`; got != want {
+		t.Errorf("pathOf = %s, want %s", got, want)
+	}
+	l = loc{}.key("tsig_keys").key("xfr-key").key("secret")
+	if got, want := string(pathOf(l)), `tsig_keys["xfr-key"].secret`; got != want {
+		t.Errorf("pathOf = %s, want %s", got, want)
+	}
+	if got := string(pathOf(loc{}.key("allow_transfer").at(2))); got != "allow_transfer[2]" {
+		t.Errorf("pathOf = %s", got)
+	}
+	if got := describe(strings.Repeat("x", 3)); got != `"xxx"` {
+		t.Errorf("describe = %s", got)
+	}
+}
