@@ -182,7 +182,7 @@ func tsigKeys(keys map[string]fileTSIG) map[string]TSIGKey {
 		if k.Algorithm == "" {
 			k.Algorithm = defaultAlgorithm
 		}
-		m[name] = TSIGKey{Algorithm: k.Algorithm, Secret: k.Secret}
+		m[name] = TSIGKey(k)
 	}
 	return m
 }

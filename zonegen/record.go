@@ -2,7 +2,6 @@ package zonegen
 
 import (
 	"cmp"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -121,9 +120,4 @@ func QuoteTXT(s string) string {
 		b.WriteByte('"')
 	}
 	return b.String()
-}
-
-func sortDedupe(recs []Record) []Record {
-	slices.SortFunc(recs, Record.Compare)
-	return slices.Compact(recs)
 }

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestRun(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantErr    error  // nil: run must succeed
+		wantErrStr string // substring of a non-sentinel error
+		wantOut    []string
+	}{
+		{name: "help", args: []string{"-help"}, wantOut: []string{
+			"-api URL", "http://127.0.0.1:8080", "-version",
+			"status", "vm UUID", "zones", "config", "peers", "upgrade",
+		}},
+		{name: "help double dash", args: []string{"--help"}, wantOut: []string{"-api URL", "-version"}},
+		{name: "version", args: []string{"-version"}, wantOut: []string{"cnsadm dev go1."}},
+		{name: "status not written", args: []string{"status"}, wantErr: errNotImplemented},
+		{name: "api flag", args: []string{"-api", "http://[::1]:9", "zones"}, wantErr: errNotImplemented},
+		{name: "no command", args: nil, wantErrStr: "no command given"},
+		{name: "unknown command", args: []string{"frob"}, wantErrStr: `unknown command "frob"`},
+		{name: "unknown flag", args: []string{"-bogus"}, wantErrStr: "flag provided but not defined: -bogus"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), tt.args, &stdout, &stderr)
+			switch {
+			case tt.wantErr != nil:
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("run(%q) = %v, want %v", tt.args, err, tt.wantErr)
+				}
+			case tt.wantErrStr != "":
+				if err == nil || !strings.Contains(err.Error(), tt.wantErrStr) {
+					t.Fatalf("run(%q) = %v, want an error containing %q", tt.args, err, tt.wantErrStr)
+				}
+			case err != nil:
+				t.Fatalf("run(%q) = %v, want nil", tt.args, err)
+			}
+			for _, want := range tt.wantOut {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("run(%q) stdout lacks %q:\n%s", tt.args, want, stdout.String())
+				}
+			}
+			if stderr.Len() != 0 {
+				t.Errorf("run(%q) wrote to stderr:\n%s", tt.args, stderr.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,8 @@
+// Package deptest checks the import direction between cnsd's packages.
+//
+// Data moves feed → zonegen → store → xfr/api, and readers never import
+// upstream. The rules live as a table in deptest_test.go; `go test ./deptest`
+// parses the imports of every package in the module (all files, whatever
+// their build tags, except _test.go files) and fails on a forbidden arrow.
+// The package has no code of its own and nothing may import it.
+package deptest

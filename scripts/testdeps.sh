@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# testdeps.sh checks that the programs cnsd's tests start as real processes
+# (Redis, BIND, Knot, OpenLDAP and their clients) are installed.
+#
+# Run as root on Debian or Ubuntu, it installs the missing packages without
+# prompting and leaves none of their services running: the tests start their
+# own servers on their own ports. Run as anyone else, it names the missing
+# packages and the command that installs them, and exits 1.
+set -euo pipefail
+
+# named and slapd live in /usr/sbin, which is not on a normal user's PATH.
+export PATH="$PATH:/usr/sbin:/sbin"
+
+# command:package pairs, in the order they are reported.
+deps=(
+	redis-server:redis-server
+	redis-benchmark:redis-tools
+	named:bind9
+	dig:bind9-dnsutils
+	knotd:knot
+	kdig:knot-dnsutils
+	slapd:slapd
+	ldapsearch:ldap-utils
+)
+
+# package:service pairs for the packages whose install would start a daemon.
+services=(
+	redis-server:redis-server
+	bind9:named
+	knot:knot
+	slapd:slapd
+)
+
+log() { printf 'testdeps: %s\n' "$*"; }
+
+# missing prints the package of each missing command, once, space-separated.
+missing() {
+	local pkgs=() dep cmd pkg
+	for dep in "${deps[@]}"; do
+		cmd=${dep%%:*} pkg=${dep#*:}
+		if ! command -v "$cmd" >/dev/null 2>&1; then
+			case " ${pkgs[*]-} " in *" $pkg "*) ;; *) pkgs+=("$pkg") ;; esac
+		fi
+	done
+	echo "${pkgs[*]-}"
+}
+
+# report lists each command and where it was found.
+report() {
+	local dep cmd
+	for dep in "${deps[@]}"; do
+		cmd=${dep%%:*}
+		printf '  %-16s %s\n' "$cmd" "$(command -v "$cmd" || echo MISSING)"
+	done
+}
+
+read -r -a need <<<"$(missing)"
+if [ "${#need[@]}" -eq 0 ]; then
+	log "all test programs present"
+	exit 0
+fi
+
+install_cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${need[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+	log "missing programs the tests start:"
+	report
+	log "install the packages ${need[*]} as root, for example:"
+	printf '  sudo sh -c '\''%s'\''\n' "$install_cmd"
+	exit 1
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+	log "missing packages ${need[*]} and no apt-get here; install them with the system's package manager"
+	exit 1
+fi
+
+start=$(date +%s)
+log "installing ${need[*]}"
+export DEBIAN_FRONTEND=noninteractive
+
+# slapd asks for a directory suffix and password; the tests bring their own
+# configuration, so tell it to create none.
+case " ${need[*]} " in *" slapd "*)
+	echo 'slapd slapd/no_configuration boolean true' | debconf-set-selections
+	;;
+esac
+
+# Keep maintainer scripts from starting daemons (invoke-rc.d and
+# deb-systemd-invoke both honour policy-rc.d). An existing policy is left alone.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	trap 'rm -f "$policy"' EXIT
+fi
+
+# need_update reports whether the package lists lack a candidate for a package.
+need_update() {
+	local pkg policy
+	for pkg in "${need[@]}"; do
+		# Not a pipe into grep -q: under pipefail its early exit would fail
+		# the pipeline with SIGPIPE.
+		policy=$(apt-cache policy "$pkg" 2>/dev/null || true)
+		case "$policy" in *"Candidate: ("* | "") return 0 ;; esac
+	done
+	return 1
+}
+
+apt_install() {
+	apt-get install -y -q --no-install-recommends \
+		-o DPkg::Lock::Timeout=300 \
+		-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+		"${need[@]}"
+}
+
+updated=no
+if need_update; then
+	log "package lists lack some packages; running apt-get update"
+	apt-get update -q
+	updated=yes
+fi
+if ! apt_install; then
+	if [ "$updated" = yes ]; then
+		exit 1
+	fi
+	# Stale lists point at versions the mirror no longer has.
+	log "install failed; running apt-get update and retrying"
+	apt-get update -q
+	apt_install
+fi
+
+# Stop and disable the daemons these packages brought, in case something
+# started them anyway; they were not installed before, so nothing relies on them.
+for svc in "${services[@]}"; do
+	pkg=${svc%%:*} name=${svc#*:}
+	case " ${need[*]} " in *" $pkg "*) ;; *) continue ;; esac
+	service "$name" stop >/dev/null 2>&1 || true
+	if [ -d /run/systemd/system ]; then
+		systemctl disable --quiet "$name" >/dev/null 2>&1 || true
+	else
+		update-rc.d "$name" disable >/dev/null 2>&1 || true
+	fi
+done
+
+read -r -a still <<<"$(missing)"
+if [ "${#still[@]}" -ne 0 ]; then
+	log "still missing after install: ${still[*]}"
+	report
+	exit 1
+fi
+log "installed ${need[*]} in $(($(date +%s) - start))s"
+report
