@@ -3,7 +3,6 @@ package zonegen
 import (
 	"cmp"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -17,9 +16,9 @@ func (b *builder) instance(a *address, zi int) {
 	net := b.netLabel(a, zi)
 	for _, o := range b.owners {
 		for _, i := range b.insts {
-			b.instanceName(zi, i+".inst."+o+suffix, typ, a.text)
+			b.instanceName(zi, b.str(i, ".inst.", o, suffix), typ, a.text)
 			if net != "" {
-				b.instanceName(zi, net+"."+i+".inst."+o+suffix, typ, a.text)
+				b.instanceName(zi, b.str(net, ".", i, ".inst.", o, suffix), typ, a.text)
 			}
 		}
 	}
@@ -43,22 +42,20 @@ func (b *builder) service(a *address, zi int, s *ServiceListing) {
 	suffix := b.g.suffix[zi]
 	var srv []string
 	if s.Listed && len(s.Ports) > 0 {
-		target := b.primary + suffix
 		srv = make([]string, len(s.Ports))
 		for i, p := range s.Ports {
-			srv[i] = strconv.Itoa(int(p.Priority)) + " " + strconv.Itoa(int(p.Weight)) + " " +
-				strconv.Itoa(int(p.Port)) + " " + target
+			srv[i] = b.srvData(p, b.primary, suffix)
 		}
 	}
 	net := b.netLabel(a, zi)
 	for _, o := range b.owners {
-		b.serviceName(a, zi, s, s.Name+".svc."+o+suffix, srv)
+		b.serviceName(a, zi, s, b.str(s.Name, ".svc.", o, suffix), srv)
 		if net != "" {
-			b.serviceName(a, zi, s, net+"."+s.Name+".svc."+o+suffix, srv)
+			b.serviceName(a, zi, s, b.str(net, ".", s.Name, ".svc.", o, suffix), srv)
 		}
 	}
 	if b.v.Owner != nil && b.v.Owner.Login == "admin" {
-		b.serviceName(a, zi, s, s.Name+suffix, nil)
+		b.serviceName(a, zi, s, b.str(s.Name, suffix), nil)
 	}
 }
 
@@ -82,8 +79,12 @@ func (b *builder) serviceName(a *address, zi int, s *ServiceListing, name string
 }
 
 func (b *builder) acmeAt(zi int, name string) {
+	if len(b.acme) == 0 {
+		return
+	}
+	at := b.str("_acme-challenge.", name)
 	for _, txt := range b.acme {
-		b.add(zi, "_acme-challenge."+name, TypeTXT, txt)
+		b.add(zi, at, TypeTXT, txt)
 	}
 }
 
@@ -101,9 +102,9 @@ func (b *builder) ptr(a *address) {
 				best = zi
 			}
 		}
-		target = b.primary + b.g.suffix[best]
+		target = b.str(b.primary, b.g.suffix[best])
 	}
-	zone, name := ReverseName(a.ip)
+	zone, name := b.reverseName(a.ip)
 	if len(target)-1 > maxName {
 		b.noteSkip("ptr:"+name, Reason{ReasonNameTooLong, "PTR target " + target})
 		return

@@ -29,6 +29,7 @@ func (g *Generator) Generate(v *View, d *Decision) Contribution {
 	b.addrs = g.addresses(v, b.addrs[:0], &b.notes)
 	for ai := range b.addrs {
 		a := &b.addrs[ai]
+		a.text = b.ipText(a.ip)
 		for _, zi := range a.zones {
 			b.instance(a, zi)
 			for i := range d.Services {
@@ -38,7 +39,7 @@ func (g *Generator) Generate(v *View, d *Decision) Contribution {
 		b.ptr(a)
 	}
 	for zi := range g.cfg.Zones {
-		b.add(zi, b.uuid+".cmon"+g.suffix[zi], TypeCNAME, g.cmon[zi])
+		b.add(zi, b.str(b.uuid, ".cmon", g.suffix[zi]), TypeCNAME, g.cmon[zi])
 	}
 	c.Zones = b.finish()
 	c.Notes = b.notes
@@ -64,6 +65,7 @@ type builder struct {
 	rev     []string // reverse zone names; their index is len(Zones)+i
 	notes   []Reason
 	skipped map[string]bool // keys already noted as skipped
+	arena   []byte          // backs the strings made by str; never pooled
 	*scratch
 }
 
@@ -107,7 +109,7 @@ func (b *builder) labels() {
 			b.insts = append(b.insts, l)
 		}
 	}
-	b.primary = b.insts[len(b.insts)-1] + ".inst." + b.owners[len(b.owners)-1]
+	b.primary = b.str(b.insts[len(b.insts)-1], ".inst.", b.owners[len(b.owners)-1])
 	b.txt = QuoteTXT(b.v.VM.UUID)
 	if acme, ok := b.v.VM.CustomerMetadata[MetaACME]; ok {
 		for part := range strings.SplitSeq(acme, " ") {

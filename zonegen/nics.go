@@ -8,7 +8,7 @@ import (
 // address is one usable NIC address with the zones it is published in.
 type address struct {
 	ip     netip.Addr
-	text   string // ip in presentation form
+	text   string // ip in presentation form, filled in by the builder
 	zones  []int
 	net    Network
 	hasNet bool   // false when NAPI did not describe the network
@@ -91,7 +91,7 @@ func (g *Generator) addresses(v *View, out []address, notes *[]Reason) []address
 				*notes = append(*notes, Reason{ReasonNoAddress, "nic " + nic.MAC + " address " + s})
 				return
 			}
-			out = append(out, address{ip: ip, text: ip.String(), zones: zones, net: net, hasNet: hasNet})
+			out = append(out, address{ip: ip, zones: zones, net: net, hasNet: hasNet})
 		}
 		if len(nic.IPs) == 0 && nic.IP != "" {
 			add(nic.IP)
