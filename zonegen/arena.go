@@ -80,3 +80,25 @@ func (b *builder) reverseName(ip netip.Addr) (zone, name string) {
 	name = b.seal(start)
 	return name[host-start : len(name)-1], name
 }
+
+// quoteTXT is QuoteTXT writing into the arena.
+func (b *builder) quoteTXT(parts ...string) string {
+	n := 2
+	for _, p := range parts {
+		n += len(p)
+	}
+	s := b.str(parts...)
+	start := b.reserve(n + n/8)
+	b.arena = appendQuoteTXT(b.arena, s)
+	return b.seal(start)
+}
+
+// dnsify is Dnsify writing into the arena.
+func (b *builder) dnsify(s string) string {
+	if isDnsified(s) {
+		return s
+	}
+	start := b.reserve(len(s))
+	b.arena = appendDnsify(b.arena, s)
+	return b.seal(start)
+}

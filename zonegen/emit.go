@@ -66,7 +66,7 @@ func (b *builder) serviceName(a *address, zi int, s *ServiceListing, name string
 	b.acmeAt(zi, name)
 	if !s.Listed {
 		if b.verifying == "" {
-			b.verifying = QuoteTXT("verifying:" + b.v.VM.UUID)
+			b.verifying = b.quoteTXT("verifying:", b.v.VM.UUID)
 		}
 		b.add(zi, name, TypeTXT, b.verifying)
 		return
@@ -164,7 +164,13 @@ func compareRdata(x, y rdata) int {
 // records of each name, and returns the non-empty zones sorted by name,
 // all sharing one backing array.
 func (b *builder) finish() []ZoneRecords {
-	slices.SortFunc(b.groups, func(x, y nameGroup) int {
+	// Sort indices: moving a pointer-free int32 is cheaper than moving a
+	// group with its name, which needs GC write barriers.
+	for i := range b.groups {
+		b.order = append(b.order, int32(i))
+	}
+	slices.SortFunc(b.order, func(i, j int32) int {
+		x, y := &b.groups[i], &b.groups[j]
 		if c := cmp.Compare(x.zone, y.zone); c != 0 {
 			return c
 		}
@@ -172,26 +178,36 @@ func (b *builder) finish() []ZoneRecords {
 	})
 	all := make([]Record, 0, len(b.rdata))
 	var out []ZoneRecords
-	run := b.run
 	start := 0
-	for i := 0; i < len(b.groups); {
-		g := b.groups[i]
-		run = append(run[:0], b.rdata[g.start:g.end]...)
-		for i++; i < len(b.groups) && b.groups[i].zone == g.zone && b.groups[i].name == g.name; i++ {
-			run = append(run, b.rdata[b.groups[i].start:b.groups[i].end]...)
+	for k := 0; k < len(b.order); {
+		g := &b.groups[b.order[k]]
+		recs := b.rdata[g.start:g.end]
+		k++
+		if k < len(b.order) && b.sameName(g, b.order[k]) {
+			// The name was emitted in several runs (one per address).
+			b.run = append(b.run[:0], recs...)
+			for ; k < len(b.order) && b.sameName(g, b.order[k]); k++ {
+				h := &b.groups[b.order[k]]
+				b.run = append(b.run, b.rdata[h.start:h.end]...)
+			}
+			recs = b.run
 		}
-		slices.SortFunc(run, compareRdata)
-		for _, r := range slices.Compact(run) {
+		slices.SortFunc(recs, compareRdata)
+		for _, r := range slices.Compact(recs) {
 			all = append(all, Record{Name: g.name, Type: r.typ, Data: r.data, Source: b.v.VM.UUID})
 		}
-		if i == len(b.groups) || b.groups[i].zone != g.zone {
+		if k == len(b.order) || b.groups[b.order[k]].zone != g.zone {
 			out = append(out, ZoneRecords{Zone: b.zoneName(g.zone), Records: all[start:len(all):len(all)]})
 			start = len(all)
 		}
 	}
-	b.run = run
 	slices.SortFunc(out, func(x, y ZoneRecords) int { return strings.Compare(x.Zone, y.Zone) })
 	return out
+}
+
+func (b *builder) sameName(g *nameGroup, other int32) bool {
+	h := &b.groups[other]
+	return h.zone == g.zone && h.name == g.name
 }
 
 func (b *builder) zoneName(zi int) string {

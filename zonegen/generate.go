@@ -62,7 +62,6 @@ type builder struct {
 	insts   []string
 	primary string // preferred "<inst>.inst.<owner>"
 	acme    []string
-	rev     []string // reverse zone names; their index is len(Zones)+i
 	notes   []Reason
 	skipped map[string]bool // keys already noted as skipped
 	arena   []byte          // backs the strings made by str; never pooled
@@ -75,7 +74,9 @@ type scratch struct {
 	groups   []nameGroup
 	rdata    []rdata
 	run      []rdata
+	order    []int32 // indices into groups, sorted by finish
 	addrs    []address
+	rev      []string // reverse zone names; their index is len(Zones)+i
 	labelBuf [4]string
 }
 
@@ -85,7 +86,9 @@ func (b *builder) release() {
 	clear(s.rdata)
 	clear(s.run)
 	clear(s.addrs)
-	s.groups, s.rdata, s.run, s.addrs = s.groups[:0], s.rdata[:0], s.run[:0], s.addrs[:0]
+	clear(s.rev)
+	s.rev = s.rev[:0]
+	s.groups, s.rdata, s.run, s.addrs, s.order = s.groups[:0], s.rdata[:0], s.run[:0], s.addrs[:0], s.order[:0]
 	s.labelBuf = [4]string{}
 	b.g.scratch.Put(s)
 }
@@ -110,11 +113,11 @@ func (b *builder) labels() {
 		}
 	}
 	b.primary = b.str(b.insts[len(b.insts)-1], ".inst.", b.owners[len(b.owners)-1])
-	b.txt = QuoteTXT(b.v.VM.UUID)
+	b.txt = b.quoteTXT(b.v.VM.UUID)
 	if acme, ok := b.v.VM.CustomerMetadata[MetaACME]; ok {
 		for part := range strings.SplitSeq(acme, " ") {
 			if part != "" {
-				b.acme = append(b.acme, QuoteTXT(part))
+				b.acme = append(b.acme, b.quoteTXT(part))
 			}
 		}
 	}
@@ -123,7 +126,7 @@ func (b *builder) labels() {
 // label dnsifies an alias or login, noting why it cannot be used when it
 // is empty or too long.
 func (b *builder) label(what, raw string) (string, bool) {
-	l := Dnsify(raw)
+	l := b.dnsify(raw)
 	switch {
 	case l == "":
 		b.notes = append(b.notes, Reason{ReasonEmptyLabel, what + " is empty"})
@@ -143,7 +146,7 @@ func (b *builder) netLabel(a *address, zi int) string {
 		return ""
 	}
 	if a.label == "" {
-		a.label = Dnsify(a.net.Name)
+		a.label = b.dnsify(a.net.Name)
 	}
 	l := a.label
 	if l == "" || len(l) > maxLabel {

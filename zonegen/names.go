@@ -11,32 +11,35 @@ const (
 // [a-z0-9-] with one "-", as Triton CNS did for aliases, logins and
 // network names.
 func Dnsify(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			clean = false
-			break
-		}
-	}
-	if clean {
+	if isDnsified(s) {
 		return s
 	}
-	var b strings.Builder
-	b.Grow(len(s))
+	return string(appendDnsify(make([]byte, 0, len(s)), s))
+}
+
+func isDnsified(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func appendDnsify(dst []byte, s string) []byte {
 	run := false
 	for _, r := range strings.ToLower(s) {
 		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
-			b.WriteRune(r)
+			dst = append(dst, byte(r))
 			run = false
 			continue
 		}
 		if !run {
-			b.WriteByte('-')
+			dst = append(dst, '-')
 			run = true
 		}
 	}
-	return b.String()
+	return dst
 }
 
 // IsHostName reports whether s (with an optional trailing dot) is a host

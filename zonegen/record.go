@@ -91,8 +91,10 @@ func (c *Contribution) Records(zone string) []Record {
 // QuoteTXT renders s as TXT RDATA: quoted character-strings of at most
 // 255 octets each, with '"', '\\' and non-printable octets escaped.
 func QuoteTXT(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
+	return string(appendQuoteTXT(make([]byte, 0, len(s)+2), s))
+}
+
+func appendQuoteTXT(dst []byte, s string) []byte {
 	for first := true; first || s != ""; first = false {
 		chunk := s
 		if len(chunk) > 255 {
@@ -100,24 +102,20 @@ func QuoteTXT(s string) string {
 		}
 		s = s[len(chunk):]
 		if !first {
-			b.WriteByte(' ')
+			dst = append(dst, ' ')
 		}
-		b.WriteByte('"')
+		dst = append(dst, '"')
 		for i := 0; i < len(chunk); i++ {
-			c := chunk[i]
-			switch {
+			switch c := chunk[i]; {
 			case c == '"' || c == '\\':
-				b.WriteByte('\\')
-				b.WriteByte(c)
+				dst = append(dst, '\\', c)
 			case c < 0x20 || c > 0x7e:
-				b.WriteByte('\\')
-				d := strconv.Itoa(int(c))
-				b.WriteString(strings.Repeat("0", 3-len(d)) + d)
+				dst = append(dst, '\\', '0'+c/100, '0'+c/10%10, '0'+c%10)
 			default:
-				b.WriteByte(c)
+				dst = append(dst, c)
 			}
 		}
-		b.WriteByte('"')
+		dst = append(dst, '"')
 	}
-	return b.String()
+	return dst
 }
