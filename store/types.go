@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// Record is one stored record; Source is the VM that contributed it.
+type Record = zonegen.Record
+
+// Diff is what one serial changed in one zone: the records removed and
+// added going from serial From to serial To, each list sorted by
+// Record.Compare. A condensed Diff spans several serials.
+type Diff struct {
+	Zone    string   `json:"zone"`
+	From    Serial   `json:"from"`
+	To      Serial   `json:"to"`
+	Removed []Record `json:"removed,omitempty"`
+	Added   []Record `json:"added,omitempty"`
+}
+
+// ZoneData is a zone as a backend keeps it: its serial, each VM's records
+// in it, and the journal of the latest diffs, oldest first, the last one
+// ending at Serial.
+type ZoneData struct {
+	Name    string
+	Serial  Serial
+	VMs     map[string][]Record // VM UUID → its records in this zone, sorted
+	Journal []Diff
+}
+
+// ZoneChange is one commit's change to one zone, written atomically: the
+// zone moves from serial Prev to serial Next (Prev is zero for a new zone),
+// SetVMs replaces those VMs' records, DelVMs drops VMs that have no records
+// left in the zone, Diff is appended to the journal, and the journal is
+// trimmed to its newest KeepJournal entries. Drop deletes the zone and
+// everything under it (its final, empty serial has been published).
+type ZoneChange struct {
+	Zone        string
+	Prev, Next  Serial
+	SetVMs      map[string][]Record
+	DelVMs      []string
+	Diff        Diff
+	KeepJournal int
+	Drop        bool
+}
+
+// Backend is where zones are kept between restarts: Redis or the embedded
+// file. Implementations are safe for concurrent use.
+type Backend interface {
+	// Load reads every zone. A value that cannot be decoded is passed to
+	// report with its key and skipped; it never fails the load.
+	Load(ctx context.Context, report func(key string, err error)) (map[string]*ZoneData, error)
+	// Apply writes changes, each zone atomically: either the whole
+	// change of a zone is visible or none of it. A zone whose stored
+	// serial is not Prev is left alone and ErrConflict returned; so is
+	// every zone when the lease epoch is older than one a newer writer
+	// has used (ErrFenced).
+	Apply(ctx context.Context, epoch uint64, changes []ZoneChange) error
+	// Close releases the backend.
+	Close() error
+}
+
+// Errors of Backend.Apply and the Store.
+var (
+	// ErrConflict: the zone changed under the writer (its serial is not
+	// the one the change starts from).
+	ErrConflict = errors.New("store: zone serial changed by another writer")
+	// ErrFenced: a writer holding a newer lease has written; this writer
+	// lost its lease and must not commit.
+	ErrFenced = errors.New("store: write fenced by a newer lease")
+	// ErrNotCovered: the journal does not reach back to the serial asked
+	// for; the caller must transfer the whole zone.
+	ErrNotCovered = errors.New("store: journal does not cover serial")
+)
+
+// Leaser decides which one of several cnsd processes sharing a backend
+// applies feed changes. Epochs grow with every new holder, and Apply
+// refuses an epoch older than one already used (fencing).
+type Leaser interface {
+	// Acquire waits until this process holds the lease and returns its
+	// epoch, larger than every earlier holder's.
+	Acquire(ctx context.Context) (epoch uint64, err error)
+	// Keep renews the lease until ctx ends (then it returns nil) or the
+	// lease is lost to another process (then it returns ErrFenced).
+	Keep(ctx context.Context, epoch uint64) error
+	// Release gives the lease up so another process can take it at once.
+	Release(ctx context.Context, epoch uint64) error
+}
+
+// Follower lets a process that does not write keep its view current with
+// the commits of the process that does.
+type Follower interface {
+	// Changed returns a channel that receives a value after commits by
+	// any process (coalesced: one value may stand for several commits).
+	// The channel is closed when ctx ends.
+	Changed(ctx context.Context) <-chan struct{}
+	// Since returns the journal of zone after serial since, oldest
+	// first; when the journal does not reach back that far it returns
+	// the whole zone instead. A zone that no longer exists gives
+	// (nil, nil, nil).
+	Since(ctx context.Context, zone string, since Serial) ([]Diff, *ZoneData, error)
+	// Zones lists the zones the backend holds.
+	Zones(ctx context.Context) ([]string, error)
+}
