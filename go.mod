@@ -2,14 +2,16 @@ module github.com/cnsd/cnsd
 
 go 1.26
 
-require github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
+require (
+	github.com/benbjohnson/immutable v0.4.3
+	github.com/redis/go-redis/v9 v9.17.3
+	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
+	go.etcd.io/bbolt v1.4.3
+)
 
 require (
-	github.com/benbjohnson/immutable v0.4.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
-	github.com/redis/go-redis/v9 v9.17.3 // indirect
-	go.etcd.io/bbolt v1.4.3 // indirect
 	golang.org/x/exp v0.0.0-20220518171630-0b5c67f07fdf // indirect
 	golang.org/x/sys v0.29.0 // indirect
 )

@@ -48,16 +48,22 @@ func (r Record) String() string {
 
 // Compare orders records by name, type, data and source.
 func (r Record) Compare(o Record) int {
+	if c := r.CompareRR(o); c != 0 {
+		return c
+	}
+	return strings.Compare(r.Source, o.Source)
+}
+
+// CompareRR orders records by name, type and data, ignoring the source:
+// records it finds equal are one record on the wire.
+func (r Record) CompareRR(o Record) int {
 	if c := strings.Compare(r.Name, o.Name); c != 0 {
 		return c
 	}
 	if c := cmp.Compare(r.Type, o.Type); c != 0 {
 		return c
 	}
-	if c := strings.Compare(r.Data, o.Data); c != 0 {
-		return c
-	}
-	return strings.Compare(r.Source, o.Source)
+	return strings.Compare(r.Data, o.Data)
 }
 
 // ZoneRecords are the records one VM contributes to one zone, sorted and

@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// Retry back-off of a Batcher whose commit failed.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 10 * time.Second
+)
+
+// Batcher coalesces contributions into commits so that a burst of feed
+// changes becomes one serial: it commits when no change arrived for the
+// window, or when the oldest pending change has waited maxDelay, whichever
+// comes first. A failed commit keeps its contributions (newer ones for the
+// same VM win) and is retried with back-off: nothing is dropped.
+type Batcher struct {
+	s        *Store
+	window   time.Duration
+	maxDelay time.Duration
+	log      *slog.Logger
+	now      func() time.Time
+	kick     chan struct{} // capacity 1: something was added
+
+	// commitMu is held from taking the pending contributions until they
+	// are committed or put back, so that an older batch can never be
+	// committed after a newer one (Run and Flush race otherwise).
+	commitMu sync.Mutex
+
+	// mu guards pending, first and last.
+	mu      sync.Mutex
+	pending map[string]zonegen.Contribution // VM → its latest contribution
+	first   time.Time                       // when the oldest pending one arrived
+	last    time.Time                       // when the newest one arrived
+}
+
+// NewBatcher returns a Batcher committing to s. A window or maxDelay of
+// zero takes the default, 20 ms and 200 ms.
+func NewBatcher(s *Store, window, maxDelay time.Duration, log *slog.Logger) *Batcher {
+	if window <= 0 {
+		window = 20 * time.Millisecond
+	}
+	if maxDelay <= 0 {
+		maxDelay = 200 * time.Millisecond
+	}
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &Batcher{s: s, window: window, maxDelay: maxDelay, log: log.With("component", "batcher"),
+		now: time.Now, kick: make(chan struct{}, 1), pending: map[string]zonegen.Contribution{}}
+}
+
+// Add queues c; it replaces any pending contribution of the same VM.
+// An Unresolved contribution is ignored: the VM keeps what it had,
+// including a pending contribution. It never blocks.
+func (b *Batcher) Add(c zonegen.Contribution) {
+	if c.Unresolved {
+		return
+	}
+	b.mu.Lock()
+	now := b.now()
+	if len(b.pending) == 0 {
+		b.first = now
+	}
+	b.pending[c.VM], b.last = c, now
+	b.mu.Unlock()
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Pending returns how many VMs wait to be committed.
+func (b *Batcher) Pending() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.pending)
+}
+
+// Flush commits everything pending now, as one commit (the bootstrap:
+// one serial). On error the contributions stay pending.
+func (b *Batcher) Flush(ctx context.Context) error {
+	return b.commitDue(ctx)
+}
+
+// take empties pending and returns it sorted by VM.
+func (b *Batcher) take() []zonegen.Contribution {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	batch := make([]zonegen.Contribution, 0, len(b.pending))
+	for _, c := range b.pending {
+		batch = append(batch, c)
+	}
+	clear(b.pending)
+	slices.SortFunc(batch, func(x, y zonegen.Contribution) int { return strings.Compare(x.VM, y.VM) })
+	return batch
+}
+
+// putBack returns a failed batch to pending, except for VMs that got a
+// newer contribution meanwhile.
+func (b *Batcher) putBack(batch []zonegen.Contribution) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.pending) == 0 {
+		b.first, b.last = b.now(), b.now()
+	}
+	for _, c := range batch {
+		if _, newer := b.pending[c.VM]; !newer {
+			b.pending[c.VM] = c
+		}
+	}
+}
+
+// due returns how long to wait before committing, and whether anything
+// is pending.
+func (b *Batcher) due() (time.Duration, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.pending) == 0 {
+		return 0, false
+	}
+	now := b.now()
+	return min(b.last.Add(b.window).Sub(now), b.first.Add(b.maxDelay).Sub(now)), true
+}

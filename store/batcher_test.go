@@ -1,0 +1,105 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// waitWatch waits for w to fire; the timeout only turns a hang into a
+// failure, it asserts nothing about speed.
+func waitWatch(t *testing.T, w <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-w:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no commit happened")
+	}
+}
+
+func runBatcher(t *testing.T, b *Batcher) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v", err)
+		}
+	})
+}
+
+func burst(b *Batcher, n int) {
+	for i := range n {
+		vm := fmt.Sprintf("vm%03d", i)
+		b.Add(contrib(vm, map[string][]Record{zone: {a(vm+".example.com.", "10.0.0.1", vm)}}))
+	}
+}
+
+func TestBatcherCoalescesBurst(t *testing.T) {
+	s, _ := open(t, NewMemory(), Options{})
+	b := NewBatcher(s, time.Millisecond, time.Hour, nil)
+	burst(b, 50) // all pending before Run looks: one window, one commit
+	w := s.Watch()
+	runBatcher(t, b)
+	waitWatch(t, w)
+	snap := s.Snapshot(zone)
+	if snap.Len() != 50 || len(snap.journal) != 1 {
+		t.Errorf("after the burst: %d records over %d serials, want 50 over 1", snap.Len(), len(snap.journal))
+	}
+}
+
+func TestBatcherMaxDelay(t *testing.T) {
+	s, _ := open(t, NewMemory(), Options{})
+	b := NewBatcher(s, time.Hour, time.Millisecond, nil) // only maxDelay can fire
+	w := s.Watch()
+	runBatcher(t, b)
+	burst(b, 3)
+	waitWatch(t, w)
+	if s.Snapshot(zone) == nil {
+		t.Errorf("maxDelay did not commit")
+	}
+}
+
+func TestBatcherFlushLatestWins(t *testing.T) {
+	s, _ := open(t, NewMemory(), Options{})
+	b := NewBatcher(s, time.Hour, time.Hour, nil)
+	runBatcher(t, b)
+	v1, v2 := a("x.example.com.", "10.0.0.1", "vm"), a("x.example.com.", "10.0.0.2", "vm")
+	b.Add(contrib("vm", map[string][]Record{zone: {v1}}))
+	burst(b, 10)
+	b.Add(contrib("vm", map[string][]Record{zone: {v2}}))
+	b.Add(zonegen.Contribution{VM: "vm", Unresolved: true}) // keeps v2
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	snap := s.Snapshot(zone)
+	if !slices.Equal(snap.Lookup("x.example.com."), []Record{v2}) || len(snap.journal) != 1 || snap.Len() != 11 {
+		t.Errorf("flush: %v, %d serials, %d records; want only the latest, one serial, 11 records",
+			snap.Lookup("x.example.com."), len(snap.journal), snap.Len())
+	}
+}
+
+func TestBatcherRetries(t *testing.T) {
+	fb := &failing{Backend: NewMemory(), fail: true}
+	s, _ := open(t, fb, Options{})
+	b := NewBatcher(s, time.Millisecond, time.Millisecond, nil)
+	burst(b, 2)
+	if err := b.Flush(context.Background()); err == nil {
+		t.Fatal("Flush over a failing backend succeeded")
+	}
+	if b.Pending() != 2 {
+		t.Fatalf("pending after a failed flush = %d, want 2", b.Pending())
+	}
+	w := s.Watch()
+	runBatcher(t, b)
+	fb.set(false)
+	waitWatch(t, w)
+	if s.Snapshot(zone).Len() != 2 {
+		t.Errorf("records after the retry = %d, want 2", s.Snapshot(zone).Len())
+	}
+}

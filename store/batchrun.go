@@ -1,0 +1,60 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Run commits pending contributions as they become due until ctx ends,
+// then returns nil. What is still pending then is not committed: the
+// feed lists everything again when cnsd starts.
+func (b *Batcher) Run(ctx context.Context) error {
+	var backoff time.Duration
+	var retryAt time.Time
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for ctx.Err() == nil {
+		wait, ok := b.due()
+		if ok && backoff > 0 {
+			wait = max(wait, retryAt.Sub(b.now()))
+		}
+		if ok && wait <= 0 {
+			if err := b.commitDue(ctx); err != nil && ctx.Err() == nil {
+				backoff = min(max(2*backoff, minBackoff), maxBackoff)
+				retryAt = b.now().Add(backoff)
+				b.log.Error("commit failed; keeping the contributions and retrying", "err", err, "retry_in", backoff)
+			} else {
+				backoff = 0
+			}
+			continue
+		}
+		var fire <-chan time.Time
+		if ok {
+			timer.Reset(wait)
+			fire = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-b.kick:
+		case <-fire:
+		}
+		timer.Stop()
+	}
+	return nil
+}
+
+// commitDue commits what is pending; on error it is put back.
+func (b *Batcher) commitDue(ctx context.Context) error {
+	b.commitMu.Lock()
+	defer b.commitMu.Unlock()
+	batch := b.take()
+	if len(batch) == 0 {
+		return nil
+	}
+	if _, err := b.s.Commit(ctx, batch); err != nil {
+		b.putBack(batch)
+		return err
+	}
+	return nil
+}

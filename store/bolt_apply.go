@@ -1,0 +1,155 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Apply writes all changes in one bbolt transaction: a conflict in any
+// zone, or fencing, leaves every zone as it was.
+func (b *Bolt) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("store: apply: %w", err)
+	}
+	err := b.db.Update(func(tx *bolt.Tx) error {
+		if err := boltFence(tx, epoch); err != nil {
+			return err
+		}
+		for i := range changes {
+			if err := boltApplyZone(tx, epoch, &changes[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b.notify()
+	return nil
+}
+
+// boltFence refuses an epoch older than the newest one stored and
+// otherwise records epoch as the newest.
+func boltFence(tx *bolt.Tx, epoch uint64) error {
+	meta := tx.Bucket(boltMetaKey)
+	stored, err := boltStoredEpoch(meta)
+	if err != nil {
+		return err
+	}
+	if epoch < stored {
+		return fmt.Errorf("store: apply with epoch %d after epoch %d: %w", epoch, stored, ErrFenced)
+	}
+	if epoch == stored {
+		return nil
+	}
+	return boltPutUint64(meta, boltEpochKey, epoch)
+}
+
+func boltStoredEpoch(meta *bolt.Bucket) (uint64, error) {
+	v := meta.Get(boltEpochKey)
+	if v == nil {
+		return 0, nil
+	}
+	e, err := boltUint64(v)
+	if err != nil {
+		return 0, fmt.Errorf("store: meta/epoch: %w", err)
+	}
+	return e, nil
+}
+
+func boltApplyZone(tx *bolt.Tx, epoch uint64, c *ZoneChange) error {
+	if c.Zone == "" {
+		return fmt.Errorf("store: apply: change without a zone name")
+	}
+	name := []byte(boltZonePrefix + c.Zone)
+	zb := tx.Bucket(name)
+	serial, err := boltZoneSerial(zb)
+	if err != nil {
+		return fmt.Errorf("store: apply zone %s: %w", c.Zone, err)
+	}
+	if serial != c.Prev {
+		return fmt.Errorf("store: apply zone %s: stored serial %d, change starts from %d: %w",
+			c.Zone, serial, c.Prev, ErrConflict)
+	}
+	if c.Drop {
+		if zb == nil {
+			return nil
+		}
+		if err := tx.DeleteBucket(name); err != nil {
+			return fmt.Errorf("store: drop zone %s: %w", c.Zone, err)
+		}
+		return nil
+	}
+	if err := boltWriteZone(tx, name, epoch, c); err != nil {
+		return fmt.Errorf("store: apply zone %s: %w", c.Zone, err)
+	}
+	return nil
+}
+
+// boltZoneSerial is the serial of a zone bucket; zero when it is nil.
+func boltZoneSerial(zb *bolt.Bucket) (Serial, error) {
+	if zb == nil {
+		return 0, nil
+	}
+	meta := zb.Bucket(boltMetaKey)
+	if meta == nil {
+		return 0, fmt.Errorf("meta bucket missing")
+	}
+	s, err := boltSerial(meta.Get(boltSerialKey))
+	if err != nil {
+		return 0, fmt.Errorf("meta/serial: %w", err)
+	}
+	return s, nil
+}
+
+func boltWriteZone(tx *bolt.Tx, name []byte, epoch uint64, c *ZoneChange) error {
+	zb, err := tx.CreateBucketIfNotExists(name)
+	if err != nil {
+		return err
+	}
+	var sub [3]*bolt.Bucket
+	for i, key := range [][]byte{boltMetaKey, boltVMsKey, boltJournalKey} {
+		if sub[i], err = zb.CreateBucketIfNotExists(key); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	meta, vms, journal := sub[0], sub[1], sub[2]
+	if err := meta.Put(boltSerialKey, binary.BigEndian.AppendUint32(nil, uint32(c.Next))); err != nil {
+		return err
+	}
+	if err := boltPutUint64(meta, boltEpochKey, epoch); err != nil {
+		return err
+	}
+	if err := boltWriteVMs(vms, c); err != nil {
+		return err
+	}
+	return boltAppendJournal(journal, c)
+}
+
+// boltBulk is the number of VMs set in one change from which the vms
+// bucket's pages are filled up (a bootstrap) instead of split in halves.
+const boltBulk = 1000
+
+func boltWriteVMs(vms *bolt.Bucket, c *ZoneChange) error {
+	if len(c.SetVMs) >= boltBulk {
+		vms.FillPercent = 0.9
+	}
+	// Sorted keys: bbolt inserts in order far faster than at random.
+	for _, vm := range slices.Sorted(maps.Keys(c.SetVMs)) {
+		if err := vms.Put([]byte(vm), EncodeVMRecords(c.Zone, c.SetVMs[vm])); err != nil {
+			return fmt.Errorf("vms/%s: %w", vm, err)
+		}
+	}
+	for _, vm := range c.DelVMs {
+		if err := vms.Delete([]byte(vm)); err != nil {
+			return fmt.Errorf("vms/%s: %w", vm, err)
+		}
+	}
+	return nil
+}

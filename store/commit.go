@@ -1,0 +1,146 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// Commit applies a batch of contributions, each replacing everything its
+// VM contributed before (Unresolved ones are skipped: the VM keeps its
+// records; when a VM appears twice the later contribution wins), and
+// returns the diff of every zone whose state changed, sorted by zone.
+//
+// The order is:
+//
+//  1. plan: per changed zone, the VM replacements, the served-set Diff,
+//     the next serial — NextSerial of the zone's serial, or of the final
+//     serial of a zone dropped since Open when it comes back, or of 0 —
+//     the trimmed journal and the new Snapshot, all without touching the
+//     Store;
+//  2. Backend.Apply of every zone's change with the lease epoch; on error
+//     Commit returns it and the Store stays exactly as it was;
+//  3. install the VM records and publish every new Snapshot in one atomic
+//     swap, then signal the watchers;
+//  4. drop the zones left with no records (including ones whose drop
+//     failed before): they were just published empty at their final
+//     serial, carrying the Diff that removes everything; a second Apply
+//     deletes them from the backend, then they leave the published
+//     snapshots (another swap and signal) and their final serial is kept
+//     in memory for a return. A failed drop is logged and retried by the
+//     next commit; the empty zone stays published meanwhile.
+//
+// A zone that comes back after being dropped continues after its final
+// serial, so secondaries that still hold it accept the new one. Final
+// serials are remembered in memory only: after a restart a returning
+// zone starts from TimeSerial(now), which is above its final serial
+// unless that serial had run ahead of the clock (more than one commit per
+// 10 s on average) or the clock went back.
+//
+// Commit keeps the contributions' record slices; callers must not modify
+// them afterwards.
+//
+// A zone whose served set is unchanged but whose providers changed (a
+// second VM now provides an existing record) still gets a new serial
+// with an empty Diff, because the backend only stores per-VM changes with
+// one. After ErrConflict the backend may hold zones ahead of this Store:
+// open a new Store.
+func (s *Store) Commit(ctx context.Context, batch []zonegen.Contribution) ([]Diff, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.following {
+		return nil, ErrFollowing
+	}
+	plans := s.planLocked(*s.zones.Load(), batch)
+	now := s.opts.Clock()
+	changes := make([]ZoneChange, len(plans))
+	diffs := make([]Diff, len(plans))
+	for i, p := range plans {
+		s.buildLocked(p, now)
+		changes[i], diffs[i] = p.change, p.change.Diff
+	}
+	if len(changes) > 0 {
+		if err := s.b.Apply(ctx, s.opts.Epoch, changes); err != nil {
+			return nil, fmt.Errorf("commit zones %s: %w", zoneList(changes), err)
+		}
+		s.installLocked(plans)
+	}
+	s.dropEmptyLocked(ctx)
+	return diffs, nil
+}
+
+// latest returns the batch's resolved contributions, the last one per VM,
+// in the order VMs first appear.
+func latest(batch []zonegen.Contribution) []zonegen.Contribution {
+	at := map[string]int{}
+	var out []zonegen.Contribution
+	for _, c := range batch {
+		if c.Unresolved {
+			continue
+		}
+		if i, ok := at[c.VM]; ok {
+			out[i] = c
+			continue
+		}
+		at[c.VM] = len(out)
+		out = append(out, c)
+	}
+	return out
+}
+
+// byZone returns a contribution's records per zone, normalized.
+func byZone(c zonegen.Contribution) map[string][]Record {
+	m := make(map[string][]Record, len(c.Zones))
+	for _, z := range c.Zones {
+		if prev, ok := m[z.Zone]; ok {
+			m[z.Zone] = append(slices.Clip(prev), z.Records...)
+		} else {
+			m[z.Zone] = z.Records
+		}
+	}
+	for zone, recs := range m {
+		if m[zone] = normalize(c.VM, recs); len(m[zone]) == 0 {
+			delete(m, zone)
+		}
+	}
+	return m
+}
+
+// planLocked finds every zone the batch changes and each VM's change in
+// it, sorted by zone.
+func (s *Store) planLocked(cur map[string]*Snapshot, batch []zonegen.Contribution) []*zonePlan {
+	plans := map[string]*zonePlan{}
+	for _, c := range latest(batch) {
+		recs := byZone(c)
+		zones := slices.Clone(s.vmZones[c.VM])
+		for z := range recs {
+			zones = insertSorted(zones, z)
+		}
+		for _, zone := range zones {
+			old, nw := s.vms[zone][c.VM], recs[zone]
+			if slices.Equal(old, nw) {
+				continue
+			}
+			p := plans[zone]
+			if p == nil {
+				p = &zonePlan{zone: zone, cur: cur[zone], set: map[string][]Record{}, ops: map[string][]op{}}
+				plans[zone] = p
+			}
+			p.vmChange(c.VM, old, nw)
+		}
+	}
+	return slices.SortedFunc(maps.Values(plans), func(a, b *zonePlan) int { return strings.Compare(a.zone, b.zone) })
+}
+
+// zoneList names the zones of changes for an error message.
+func zoneList(changes []ZoneChange) string {
+	names := make([]string, len(changes))
+	for i, c := range changes {
+		names[i] = c.Zone
+	}
+	return strings.Join(names, ",")
+}

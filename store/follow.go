@@ -1,0 +1,158 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// followRetry is how long Follow waits before trying again after a
+// failed catch-up when no new change arrives meanwhile.
+const followRetry = time.Second
+
+// Follow keeps the Store current with the commits another process makes,
+// for a process that does not hold the lease: after every change f
+// signals it asks, per zone, for the journal since its serial and applies
+// it (or takes the whole zone when the journal does not reach back), and
+// forgets zones f no longer lists. It runs until ctx ends, then returns
+// nil. Errors are logged and retried.
+//
+// Journal diffs carry served records, not each VM's: a Store that has
+// followed refuses Commit (ErrFollowing); a process that wins the lease
+// opens a new Store.
+func (s *Store) Follow(ctx context.Context, f Follower) error {
+	s.mu.Lock()
+	s.following = true
+	s.mu.Unlock()
+	changed := f.Changed(ctx)
+	for {
+		var retry <-chan time.Time
+		if err := s.catchUp(ctx, f); err != nil && ctx.Err() == nil {
+			s.log.Warn("following the writer failed; retrying", "err", err)
+			retry = time.After(followRetry)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-changed:
+			if !ok {
+				return nil
+			}
+		case <-retry:
+		}
+	}
+}
+
+// catchUp brings every zone to the serial f has, publishing the changed
+// zones in one swap.
+func (s *Store) catchUp(ctx context.Context, f Follower) error {
+	names, err := f.Zones(ctx)
+	if err != nil {
+		return fmt.Errorf("follow: list zones: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := *s.zones.Load()
+	set := map[string]*Snapshot{}
+	listed := map[string]bool{}
+	var errs []error
+	for _, zone := range names {
+		listed[zone] = true
+		next, err := s.followZoneLocked(ctx, f, zone, cur[zone])
+		if err != nil {
+			errs = append(errs, err)
+		} else if next != cur[zone] {
+			set[zone] = next
+		}
+	}
+	for zone, snap := range cur {
+		if !listed[zone] {
+			s.forgetZoneLocked(zone)
+			s.dropped[zone] = snap.serial
+			set[zone] = nil
+		}
+	}
+	if len(set) > 0 {
+		s.publishLocked(set)
+	}
+	return errors.Join(errs...)
+}
+
+// followZoneLocked returns zone's snapshot brought up to date (snap itself
+// when nothing changed; snap is nil for a zone not known yet).
+func (s *Store) followZoneLocked(ctx context.Context, f Follower, zone string, snap *Snapshot) (*Snapshot, error) {
+	var since Serial
+	if snap != nil {
+		since = snap.serial
+	}
+	diffs, zd, err := f.Since(ctx, zone, since)
+	switch {
+	case err != nil:
+		return snap, fmt.Errorf("follow zone %s since %d: %w", zone, since, err)
+	case zd != nil:
+		s.forgetZoneLocked(zone)
+		return s.loadZoneLocked(zone, zd), nil
+	}
+	// No diffs and no data: the zone is at since, or it was dropped
+	// after f listed it (then the next change removes it).
+	for _, d := range diffs {
+		if snap != nil && !snap.serial.Less(d.To) {
+			continue // already applied
+		}
+		if d.From != since && snap != nil {
+			s.log.Warn("journal skips a serial; taking the zone from its start", "zone", zone, "serial", since, "from", d.From)
+			return s.followZoneLocked(ctx, f, zone, nil)
+		}
+		if d.From != since {
+			return snap, fmt.Errorf("follow zone %s: journal skips from %d to %d", zone, since, d.From)
+		}
+		snap = s.applyDiff(zone, snap, d)
+		since = snap.serial
+	}
+	return snap, nil
+}
+
+// applyDiff returns snap (nil for a new zone) with d applied: removed
+// records leave whoever provided them, added ones are provided by their
+// Source.
+func (s *Store) applyDiff(zone string, snap *Snapshot, d Diff) *Snapshot {
+	next := emptySnapshot(zone, 0)
+	if snap != nil {
+		next = snap.clone()
+	}
+	edits := map[string]edit{}
+	get := func(name string) edit {
+		if e, ok := edits[name]; ok {
+			return e
+		}
+		n, _ := next.names.Get(name)
+		return editOf(n)
+	}
+	for _, r := range d.Removed {
+		edits[r.Name] = get(r.Name).drop(r)
+	}
+	for _, r := range d.Added {
+		edits[r.Name] = get(r.Name).add(r, r.Source)
+	}
+	names := newNameMap(next.names)
+	for name, e := range edits {
+		old, _ := next.names.Get(name)
+		nn := e.node()
+		next.n += len(recsOf(nn)) - len(recsOf(old))
+		names.set(name, nn)
+	}
+	next.names, next.serial = names.done(), d.To
+	next.journal, next.jbytes = appendJournal(next.journal, next.jbytes, d, s.opts.JournalEntries, s.opts.JournalBytes)
+	return next
+}
+
+// forgetZoneLocked drops zone from the per-VM state.
+func (s *Store) forgetZoneLocked(zone string) {
+	for vm := range s.vms[zone] {
+		if s.vmZones[vm] = removeSorted(s.vmZones[vm], zone); len(s.vmZones[vm]) == 0 {
+			delete(s.vmZones, vm)
+		}
+	}
+	delete(s.vms, zone)
+}

@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// installLocked makes applied plans the Store's state: the VMs' records,
+// then every new snapshot in one swap.
+func (s *Store) installLocked(plans []*zonePlan) {
+	set := make(map[string]*Snapshot, len(plans))
+	for _, p := range plans {
+		vms := s.vms[p.zone]
+		if vms == nil {
+			vms = map[string][]Record{}
+			s.vms[p.zone] = vms
+		}
+		for vm, recs := range p.set {
+			if len(recs) > 0 {
+				vms[vm] = recs
+				s.vmZones[vm] = insertSorted(s.vmZones[vm], p.zone)
+				continue
+			}
+			delete(vms, vm)
+			if s.vmZones[vm] = removeSorted(s.vmZones[vm], p.zone); len(s.vmZones[vm]) == 0 {
+				delete(s.vmZones, vm)
+			}
+		}
+		delete(s.dropped, p.zone)
+		set[p.zone] = p.next
+	}
+	s.publishLocked(set)
+}
+
+// dropEmptyLocked deletes the zones published with no records — their
+// final, empty serial is out — from the backend, then from the published
+// snapshots, and remembers their final serials. On error the zones stay
+// published empty and the next commit tries again.
+func (s *Store) dropEmptyLocked(ctx context.Context) {
+	var changes []ZoneChange
+	for name, snap := range *s.zones.Load() {
+		if snap.Len() == 0 {
+			changes = append(changes, ZoneChange{Zone: name, Prev: snap.serial, Next: snap.serial, Drop: true})
+		}
+	}
+	if len(changes) == 0 {
+		return
+	}
+	slices.SortFunc(changes, func(a, b ZoneChange) int { return strings.Compare(a.Zone, b.Zone) })
+	if err := s.b.Apply(ctx, s.opts.Epoch, changes); err != nil {
+		s.log.Warn("dropping empty zones failed; retrying on the next commit", "zones", zoneList(changes), "err", err)
+		return
+	}
+	set := make(map[string]*Snapshot, len(changes))
+	for _, c := range changes {
+		delete(s.vms, c.Zone)
+		s.dropped[c.Zone] = c.Prev
+		set[c.Zone] = nil
+		s.log.Info("zone dropped", "zone", c.Zone, "serial", c.Prev)
+	}
+	s.publishLocked(set)
+}

@@ -1,0 +1,111 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestJournalTrim(t *testing.T) {
+	big := strings.Repeat("x", 1000)
+	tests := []struct {
+		name    string
+		opts    Options
+		data    string
+		commits int
+		want    int
+	}{
+		{"by count", Options{JournalEntries: 3}, "small", 10, 3},
+		{"by bytes", Options{JournalBytes: 5000}, big, 10, 2}, // each diff ≈ 2 records of ~1050 bytes
+		{"a diff over the byte bound is not kept", Options{JournalBytes: 500}, big, 3, 0},
+		{"defaults keep everything here", Options{}, "small", 10, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := NewMemory()
+			s, _ := open(t, mem, tt.opts)
+			for i := range tt.commits {
+				commit(t, s, contrib("vm", map[string][]Record{zone: {{Name: "t.example.com.", Type: 16, Data: fmt.Sprint(i, tt.data), Source: "vm"}}}))
+			}
+			snap := s.Snapshot(zone)
+			if len(snap.journal) != tt.want {
+				t.Fatalf("journal has %d entries, want %d", len(snap.journal), tt.want)
+			}
+			if len(snap.journal) > 0 && snap.journal[len(snap.journal)-1].diff.To != snap.Serial() {
+				t.Errorf("journal does not end at the serial")
+			}
+			zd, _ := mem.Load(t.Context(), nil)
+			if got := len(zd[zone].Journal); got != tt.want {
+				t.Errorf("backend journal has %d entries, want %d", got, tt.want)
+			}
+			first, past := snap.Serial(), snap.Serial()-1
+			if tt.want > 0 {
+				first, past = snap.journal[0].diff.From, snap.journal[0].diff.From-1
+			}
+			if first == 0 {
+				past = snap.journal[0].diff.To - 1 // before the zone existed
+			}
+			if _, err := s.DiffSince(zone, first); err != nil {
+				t.Errorf("DiffSince(oldest covered %d): %v", first, err)
+			}
+			if _, err := s.DiffSince(zone, past); !errors.Is(err, ErrNotCovered) {
+				t.Errorf("DiffSince(%d) past the journal: err = %v, want ErrNotCovered", past, err)
+			}
+		})
+	}
+}
+
+func TestDiffSinceCondenses(t *testing.T) {
+	x, y := a("x.example.com.", "10.0.0.1", "vm"), a("y.example.com.", "10.0.0.2", "vm")
+	keep := a("keep.example.com.", "10.0.0.9", "keeper")
+	put := func(recs ...Record) map[string][]Record { return map[string][]Record{zone: recs} }
+	tests := []struct {
+		name         string
+		steps        []map[string][]Record // vm's records after each commit
+		removed, add []Record
+	}{
+		{"add then delete cancels", []map[string][]Record{put(x), put()}, nil, nil},
+		{"delete then add cancels", []map[string][]Record{put(), put(x)}, nil, nil},
+		{"add one, swap for another", []map[string][]Record{put(x), put(y)}, nil, []Record{y}},
+		{"delete, add, delete", []map[string][]Record{put(), put(x), put()}, []Record{x}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _ := open(t, NewMemory(), Options{})
+			// keeper holds the zone open; vm starts with x unless the
+			// first step adds it.
+			start := put(x)
+			if tt.name == "add then delete cancels" || tt.name == "add one, swap for another" {
+				start = put()
+			}
+			commit(t, s, contrib("keeper", put(keep)), contrib("vm", start))
+			from := s.Snapshot(zone).Serial()
+			for _, st := range tt.steps {
+				commit(t, s, contrib("vm", st))
+			}
+			d, err := s.DiffSince(zone, from)
+			if err != nil {
+				t.Fatalf("DiffSince: %v", err)
+			}
+			if !slices.Equal(d.Removed, tt.removed) || !slices.Equal(d.Added, tt.add) {
+				t.Errorf("condensed = -%v +%v, want -%v +%v", d.Removed, d.Added, tt.removed, tt.add)
+			}
+			if d.From != from || d.To != s.Snapshot(zone).Serial() {
+				t.Errorf("condensed spans %d→%d, want %d→%d", d.From, d.To, from, s.Snapshot(zone).Serial())
+			}
+		})
+	}
+	t.Run("current serial gives an empty diff", func(t *testing.T) {
+		s, _ := open(t, NewMemory(), Options{})
+		commit(t, s, contrib("vm", put(x)))
+		d, err := s.DiffSince(zone, s.Snapshot(zone).Serial())
+		if err != nil || len(d.Removed)+len(d.Added) != 0 {
+			t.Errorf("DiffSince(current) = %+v, %v", d, err)
+		}
+		if _, err := s.DiffSince("nowhere.", 1); !errors.Is(err, ErrNotCovered) {
+			t.Errorf("DiffSince(unknown zone) err = %v, want ErrNotCovered", err)
+		}
+	})
+}

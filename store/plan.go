@@ -1,0 +1,150 @@
+package store
+
+import (
+	"slices"
+	"time"
+
+	"github.com/benbjohnson/immutable"
+)
+
+// zonePlan is one zone's part of a commit, computed without touching the
+// Store so that a failed Apply leaves it as it was.
+type zonePlan struct {
+	zone   string
+	cur    *Snapshot           // nil for a new zone
+	set    map[string][]Record // VM → its new records; empty: it leaves the zone
+	ops    map[string][]op     // name → the VMs' record changes there
+	next   *Snapshot
+	change ZoneChange
+}
+
+// op is one VM starting (add) or ceasing to provide one record.
+type op struct {
+	r   Record
+	vm  string
+	add bool
+}
+
+// vmChange records that vm's records in the zone go from old to nw (both
+// normalized).
+func (p *zonePlan) vmChange(vm string, old, nw []Record) {
+	p.set[vm] = nw
+	i, j := 0, 0
+	for i < len(old) || j < len(nw) {
+		c := 0
+		switch {
+		case i == len(old):
+			c = 1
+		case j == len(nw):
+			c = -1
+		default:
+			c = rrCompare(old[i], nw[j])
+		}
+		switch {
+		case c < 0:
+			p.ops[old[i].Name] = append(p.ops[old[i].Name], op{r: old[i], vm: vm})
+			i++
+		case c > 0:
+			p.ops[nw[j].Name] = append(p.ops[nw[j].Name], op{r: nw[j], vm: vm, add: true})
+			j++
+		default:
+			i, j = i+1, j+1
+		}
+	}
+}
+
+// buildLocked computes the plan's next serial, Diff, Snapshot and
+// ZoneChange. Only the touched names are copied: the new snapshot shares
+// every other name with the current one.
+func (s *Store) buildLocked(p *zonePlan, now time.Time) {
+	next, prev := emptySnapshot(p.zone, 0), Serial(0)
+	base := s.dropped[p.zone] // a zone coming back continues after its final serial
+	if p.cur != nil {
+		next, prev = p.cur.clone(), p.cur.serial
+		base = prev
+	}
+	next.serial = NextSerial(base, now)
+	removed, added := p.applyOps(next)
+	d := Diff{Zone: p.zone, From: prev, To: next.serial, Removed: removed, Added: added}
+	next.journal, next.jbytes = appendJournal(next.journal, next.jbytes, d, s.opts.JournalEntries, s.opts.JournalBytes)
+	p.next = next
+	p.change = ZoneChange{Zone: p.zone, Prev: prev, Next: next.serial, Diff: d, KeepJournal: len(next.journal)}
+	for vm, recs := range p.set {
+		if len(recs) == 0 {
+			p.change.DelVMs = append(p.change.DelVMs, vm)
+		} else {
+			if p.change.SetVMs == nil {
+				p.change.SetVMs = map[string][]Record{}
+			}
+			p.change.SetVMs[vm] = recs
+		}
+	}
+	slices.Sort(p.change.DelVMs)
+}
+
+// applyOps applies the plan's ops to next's names, adjusting its record
+// count, and returns the served records removed and added, sorted.
+func (p *zonePlan) applyOps(next *Snapshot) (removed, added []Record) {
+	names := newNameMap(next.names)
+	for name, ops := range p.ops {
+		old, _ := next.names.Get(name)
+		e := editOf(old)
+		for _, o := range ops {
+			if o.add {
+				e = e.add(o.r, o.vm)
+			} else {
+				e = e.remove(o.r, o.vm)
+			}
+		}
+		nn := e.node()
+		removed, added = served(recsOf(old), recsOf(nn), removed, added)
+		next.n += len(recsOf(nn)) - len(recsOf(old))
+		names.set(name, nn)
+	}
+	next.names = names.done()
+	slices.SortFunc(removed, Record.Compare)
+	slices.SortFunc(added, Record.Compare)
+	return removed, added
+}
+
+func (s *Snapshot) clone() *Snapshot {
+	c := *s
+	return &c
+}
+
+// nameMap updates a snapshot's names: by path copying when the map has
+// entries (each set copies only the path to one leaf), or with a builder
+// when it starts empty (a new zone or a bootstrap, where path copying
+// every insertion would be wasted).
+type nameMap struct {
+	m *immutable.SortedMap[string, *node]
+	b *immutable.SortedMapBuilder[string, *node]
+}
+
+func newNameMap(m *immutable.SortedMap[string, *node]) *nameMap {
+	if m.Len() == 0 {
+		return &nameMap{b: immutable.NewSortedMapBuilder[string, *node](nameOrder{})}
+	}
+	return &nameMap{m: m}
+}
+
+// set stores n at name; a nil n deletes the name.
+func (nm *nameMap) set(name string, n *node) {
+	switch {
+	case nm.b != nil && n == nil:
+		nm.b.Delete(name)
+	case nm.b != nil:
+		nm.b.Set(name, n)
+	case n == nil:
+		nm.m = nm.m.Delete(name)
+	default:
+		nm.m = nm.m.Set(name, n)
+	}
+}
+
+func (nm *nameMap) done() *immutable.SortedMap[string, *node] {
+	if nm.b != nil {
+		return nm.b.Map()
+	}
+	return nm.m
+}

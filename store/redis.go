@@ -1,0 +1,102 @@
+// The Redis backend: production storage, shared by several cnsd processes.
+
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Compile-time checks that Redis is a full backend.
+var (
+	_ Backend  = (*Redis)(nil)
+	_ Leaser   = (*Redis)(nil)
+	_ Follower = (*Redis)(nil)
+)
+
+// Defaults of RedisOptions.
+const (
+	DefaultRedisLeaseTTL     = 5 * time.Second
+	DefaultRedisPollInterval = time.Second
+)
+
+// RedisOptions tune OpenRedis; the zero value uses the defaults.
+type RedisOptions struct {
+	// LeaseTTL is how long the writer lease lasts without renewal: a
+	// dead writer is replaced within LeaseTTL plus LeaseTTL/3 (how often
+	// waiting processes try). Keep renews it every LeaseTTL/3. Default
+	// DefaultRedisLeaseTTL.
+	LeaseTTL time.Duration
+	// PollInterval is how often Changed compares zone serials in case a
+	// pub/sub message was lost (pub/sub does not survive reconnects).
+	// Default DefaultRedisPollInterval.
+	PollInterval time.Duration
+	// ID names this process in the lease; default host name, pid and a
+	// random suffix, so two processes never share one.
+	ID string
+}
+
+// Redis is the Redis backend. It keeps every zone's keys under one hash
+// tag (one Cluster slot), so each zone is written atomically by one Lua
+// script; see redis_keys.go for the layout.
+type Redis struct {
+	c    redis.UniversalClient
+	opts RedisOptions
+}
+
+// OpenRedis connects to the Redis named by url and checks it answers.
+// redis://host:port/db and rediss:// give one server; a master_name
+// parameter gives Sentinel (the URL's host and addr parameters are the
+// sentinels); addr parameters or cluster=true give Redis Cluster.
+func OpenRedis(ctx context.Context, url string, opts RedisOptions) (*Redis, error) {
+	c, err := newRedisClient(url)
+	if err != nil {
+		return nil, err
+	}
+	if opts.LeaseTTL <= 0 {
+		opts.LeaseTTL = DefaultRedisLeaseTTL
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = DefaultRedisPollInterval
+	}
+	if opts.ID == "" {
+		opts.ID = defaultID()
+	}
+	if err := c.Ping(ctx).Err(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("store: redis %s: %w", redactURL(url), err)
+	}
+	// Loading the scripts now saves sending a large first commit twice
+	// (EVALSHA, NOSCRIPT, EVAL); Apply still falls back to EVAL when a
+	// restarted server has lost them, so errors here do not matter.
+	for _, s := range redisScripts {
+		_ = s.Load(ctx, c).Err()
+	}
+	return &Redis{c: c, opts: opts}, nil
+}
+
+// redisScripts are loaded into the server's script cache by OpenRedis.
+var redisScripts = []*redis.Script{redisApplyScript, redisFenceScript,
+	redisAcquireScript, redisRenewScript, redisReleaseScript}
+
+// Close closes the connections.
+func (r *Redis) Close() error {
+	if err := r.c.Close(); err != nil && !errors.Is(err, redis.ErrClosed) {
+		return fmt.Errorf("store: close redis: %w", err)
+	}
+	return nil
+}
+
+func defaultID() string {
+	host, _ := os.Hostname()
+	var b [4]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}

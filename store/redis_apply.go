@@ -1,0 +1,250 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Result codes of the apply and fence scripts.
+const (
+	redisOK       = 0
+	redisConflict = 1
+	redisFenced   = 2
+	redisBadType  = 3
+)
+
+// redisApplyScript writes one zone change atomically.
+//
+// KEYS: serial, epoch, vms, journal (redisZoneKeys.list).
+// ARGV: epoch, prev, next, drop ("1" or "0"), keep, diff, nset, channel,
+// message, then nset pairs of VM UUID and encoded records, then the VMs
+// to delete.
+//
+// It returns {2, stored epoch} when a newer epoch wrote the zone,
+// {1, stored serial} when the serial is not prev (a missing serial is 0),
+// and {0} after writing: the epoch is raised, VMs set and deleted, the
+// diff appended and the journal trimmed to keep entries, the serial set,
+// and message published; a drop deletes every key of the zone instead.
+// It returns {3, key} before writing anything when the VMs or journal key
+// holds the wrong type: Redis does not undo a script's writes when a later
+// command fails, so everything that could fail is checked first.
+// Redis runs a script whole or not at all, and with appendfsync always
+// its effects reach the AOF as one MULTI block, so a crash never leaves
+// half of one.
+var redisApplyScript = redis.NewScript(`
+local stored_epoch = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+if stored_epoch > tonumber(ARGV[1]) then
+  return {2, tostring(stored_epoch)}
+end
+local stored = redis.call('GET', KEYS[1]) or '0'
+if stored ~= ARGV[2] then
+  return {1, stored}
+end
+local function bad_type(key, want)
+  local t = redis.call('TYPE', key)['ok']
+  return t ~= 'none' and t ~= want
+end
+if bad_type(KEYS[3], 'hash') then return {3, KEYS[3]} end
+if bad_type(KEYS[4], 'list') then return {3, KEYS[4]} end
+if ARGV[4] == '1' then
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+  redis.call('PUBLISH', ARGV[8], ARGV[9])
+  return {0}
+end
+redis.call('SET', KEYS[2], ARGV[1])
+local nset = tonumber(ARGV[7])
+local first, last = 10, 9 + 2 * nset
+-- unpack is bounded by Lua's C stack, so large commits go in chunks.
+local chunk = 1000
+for i = first, last, chunk do
+  redis.call('HSET', KEYS[3], unpack(ARGV, i, math.min(i + chunk - 1, last)))
+end
+for i = last + 1, #ARGV, chunk do
+  redis.call('HDEL', KEYS[3], unpack(ARGV, i, math.min(i + chunk - 1, #ARGV)))
+end
+if ARGV[6] ~= '' then
+  redis.call('RPUSH', KEYS[4], ARGV[6])
+end
+local keep = tonumber(ARGV[5])
+if keep > 0 then
+  redis.call('LTRIM', KEYS[4], -keep, -1)
+else
+  redis.call('DEL', KEYS[4])
+end
+redis.call('SET', KEYS[1], ARGV[3])
+redis.call('PUBLISH', ARGV[8], ARGV[9])
+return {0}
+`)
+
+// redisFenceScript checks an epoch against the global counter before any
+// zone is written, and raises the counter to it, so a writer whose lease
+// was taken over is refused even in zones the new holder has not written
+// yet, and Acquire never hands out an epoch already used.
+//
+// KEYS: {cnsd}:epoch. ARGV: epoch. Returns {2, counter} when the counter
+// is higher, else {0}.
+var redisFenceScript = redis.NewScript(`
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local e = tonumber(ARGV[1])
+if cur > e then
+  return {2, tostring(cur)}
+end
+if e > cur then
+  redis.call('SET', KEYS[1], ARGV[1])
+end
+return {0}
+`)
+
+// Apply writes each zone change with one script; the scripts of all
+// zones go in one pipeline. A zone that conflicts or is fenced is left
+// alone while the others are written; the errors of all zones are joined.
+func (r *Redis) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) error {
+	res, err := redisFenceScript.Run(ctx, r.c, []string{redisEpochKey}, epoch).Int64Slice()
+	if err != nil {
+		return fmt.Errorf("store: redis check epoch %d: %w", epoch, err)
+	}
+	if res[0] == redisFenced {
+		return fmt.Errorf("store: epoch %d, lease counter at %d: %w", epoch, res[1], ErrFenced)
+	}
+	if err := r.listNewZones(ctx, changes); err != nil {
+		return err
+	}
+	cmds := r.runApplyScripts(ctx, changes, encodeApplyArgs(epoch, changes))
+	var errs []error
+	for i, c := range changes {
+		if err := r.applyResult(ctx, epoch, c, cmds[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// listNewZones adds the zones a change creates to the zone set before
+// anything is written to them: a crash after it leaves a listed zone
+// without keys, which Load skips, never unlisted data.
+func (r *Redis) listNewZones(ctx context.Context, changes []ZoneChange) error {
+	var zones []any
+	for _, c := range changes {
+		if c.Prev == 0 && !c.Drop {
+			zones = append(zones, c.Zone)
+		}
+	}
+	if len(zones) == 0 {
+		return nil
+	}
+	if err := r.c.SAdd(ctx, redisZonesKey, zones...).Err(); err != nil {
+		return fmt.Errorf("store: redis list zones %v: %w", zones, err)
+	}
+	return nil
+}
+
+// runApplyScripts sends every zone's script with EVALSHA in one
+// pipeline, then resends with EVAL those the server did not have cached
+// (after a restart or failover).
+func (r *Redis) runApplyScripts(ctx context.Context, changes []ZoneChange, args [][]any) []*redis.Cmd {
+	cmds := make([]*redis.Cmd, len(changes))
+	// Each command carries its own error, connection errors included;
+	// applyResult reports them per zone.
+	_, _ = r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, c := range changes {
+			cmds[i] = redisApplyScript.EvalSha(ctx, p, zoneKeys(c.Zone).list(), args[i]...)
+		}
+		return nil
+	})
+	for i, c := range changes {
+		if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") {
+			cmds[i] = redisApplyScript.Eval(ctx, r.c, zoneKeys(c.Zone).list(), args[i]...)
+		}
+	}
+	return cmds
+}
+
+// applyResult turns one zone's script result into an error and unlists
+// a dropped zone.
+func (r *Redis) applyResult(ctx context.Context, epoch uint64, c ZoneChange, cmd *redis.Cmd) error {
+	res, err := cmd.Slice()
+	if err != nil {
+		return fmt.Errorf("store: redis apply zone %s serial %d→%d: %w", c.Zone, c.Prev, c.Next, err)
+	}
+	code, _ := res[0].(int64)
+	switch code {
+	case redisOK:
+	case redisConflict:
+		return fmt.Errorf("store: zone %s at serial %v, change from %d: %w", c.Zone, res[1], c.Prev, ErrConflict)
+	case redisFenced:
+		return fmt.Errorf("store: zone %s written by epoch %v, this is %d: %w", c.Zone, res[1], epoch, ErrFenced)
+	case redisBadType:
+		return fmt.Errorf("store: redis apply zone %s: key %v holds the wrong type", c.Zone, res[1])
+	default:
+		return fmt.Errorf("store: redis apply zone %s: unexpected script result %v", c.Zone, res)
+	}
+	if c.Drop {
+		// Unlisted only after its keys are gone, for the same reason
+		// new zones are listed first.
+		if err := r.c.SRem(ctx, redisZonesKey, c.Zone).Err(); err != nil {
+			return fmt.Errorf("store: redis unlist dropped zone %s: %w", c.Zone, err)
+		}
+	}
+	return nil
+}
+
+// encodeApplyArgs encodes the changes' values in parallel: a bootstrap
+// encodes every record of several zones.
+func encodeApplyArgs(epoch uint64, changes []ZoneChange) [][]any {
+	args := make([][]any, len(changes))
+	if len(changes) == 1 {
+		args[0] = applyArgs(epoch, changes[0])
+		return args
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, c := range changes {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			args[i] = applyArgs(epoch, c)
+			<-sem
+		}()
+	}
+	wg.Wait()
+	return args
+}
+
+// applyArgs lays out ARGV for redisApplyScript.
+func applyArgs(epoch uint64, c ZoneChange) []any {
+	drop, diff := "0", []byte{}
+	if c.Drop {
+		drop = "1"
+	} else {
+		d := c.Diff
+		d.Zone = c.Zone
+		diff = packJournal(EncodeDiff(d))
+	}
+	next := c.Next
+	args := make([]any, 0, 9+2*len(c.SetVMs)+len(c.DelVMs))
+	args = append(args,
+		strconv.FormatUint(epoch, 10),
+		strconv.FormatUint(uint64(c.Prev), 10),
+		strconv.FormatUint(uint64(next), 10),
+		drop,
+		strconv.Itoa(c.KeepJournal),
+		diff,
+		strconv.Itoa(len(c.SetVMs)),
+		redisCommitsCh,
+		c.Zone+" "+strconv.FormatUint(uint64(next), 10),
+	)
+	for vm, recs := range c.SetVMs {
+		args = append(args, vm, EncodeVMRecords(c.Zone, recs))
+	}
+	for _, vm := range c.DelVMs {
+		args = append(args, vm)
+	}
+	return args
+}

@@ -1,0 +1,42 @@
+package store
+
+// Key layout. Every key of one zone carries the hash tag {cnsd:z:<zone>},
+// so the zone lives in one Redis Cluster slot and one script can change
+// it atomically:
+//
+//	{cnsd:z:<zone>}:serial   string: the zone's serial, decimal
+//	{cnsd:z:<zone>}:epoch    string: highest lease epoch that wrote the zone
+//	{cnsd:z:<zone>}:vms      hash: VM UUID → EncodeVMRecords
+//	{cnsd:z:<zone>}:journal  list: EncodeDiff values, oldest first; each
+//	                         holds the serials it goes from and to; values
+//	                         of 16 KiB and more are deflated (redis_compress.go)
+//
+// Global keys share the tag {cnsd}:
+//
+//	{cnsd}:zones  set of zone names; a zone is added before its first write
+//	              and removed after its drop, so a crash can leave a listed
+//	              zone without keys (skipped) but never hide one with data
+//	{cnsd}:lease  "<holder id> <epoch>", with the lease TTL
+//	{cnsd}:epoch  highest epoch handed out or written (INCR counter)
+//
+// Commits are announced on the pub/sub channel cnsd:commits as
+// "<zone> <serial>".
+const (
+	redisZonesKey  = "{cnsd}:zones"
+	redisLeaseKey  = "{cnsd}:lease"
+	redisEpochKey  = "{cnsd}:epoch"
+	redisCommitsCh = "cnsd:commits"
+)
+
+// redisZoneKeys are the keys of one zone, in the order the apply script
+// takes them.
+type redisZoneKeys struct {
+	serial, epoch, vms, journal string
+}
+
+func zoneKeys(zone string) redisZoneKeys {
+	p := "{cnsd:z:" + zone + "}:"
+	return redisZoneKeys{serial: p + "serial", epoch: p + "epoch", vms: p + "vms", journal: p + "journal"}
+}
+
+func (k redisZoneKeys) list() []string { return []string{k.serial, k.epoch, k.vms, k.journal} }

@@ -1,0 +1,57 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestRedisLease(t *testing.T) {
+	ctx := context.Background()
+	const ttl = time.Second
+	a, srv := openTestRedis(t, RedisOptions{LeaseTTL: ttl, ID: "a"})
+	b := openRedisAt(t, srv.URL(), RedisOptions{LeaseTTL: ttl, ID: "b"})
+
+	ea, err := a.Acquire(ctx)
+	redisMust(t, err)
+	// Keep holds the lease past its TTL while b waits in vain.
+	keepCtx, stopKeep := context.WithCancel(ctx)
+	kept := make(chan error, 1)
+	go func() { kept <- a.Keep(keepCtx, ea) }()
+	short, cancel := context.WithTimeout(ctx, 3*ttl)
+	_, err = b.Acquire(short)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("second Acquire while held = %v, want deadline exceeded", err)
+	}
+	stopKeep()
+	if err := <-kept; err != nil {
+		t.Fatalf("Keep until ctx ends = %v, want nil", err)
+	}
+
+	redisMust(t, b.Release(ctx, 99)) // not b's: a no-op
+	redisMust(t, a.Release(ctx, ea))
+	eb, err := b.Acquire(ctx)
+	redisMust(t, err)
+	if eb <= ea {
+		t.Fatalf("epoch after release %d, want > %d", eb, ea)
+	}
+	if err := a.Keep(ctx, ea); !errors.Is(err, ErrFenced) {
+		t.Fatalf("Keep of a lost lease = %v, want ErrFenced", err)
+	}
+	if err := a.Apply(ctx, ea, []ZoneChange{{Zone: "z.", Next: 1, KeepJournal: 1}}); !errors.Is(err, ErrFenced) {
+		t.Fatalf("Apply with the old epoch = %v, want ErrFenced", err)
+	}
+
+	// Without Keep the lease expires and the next holder gets a new epoch.
+	start := time.Now()
+	ea2, err := a.Acquire(ctx)
+	redisMust(t, err)
+	if ea2 <= eb {
+		t.Fatalf("epoch after expiry %d, want > %d", ea2, eb)
+	}
+	if waited := time.Since(start); waited > 3*ttl {
+		t.Errorf("Acquire after expiry took %v, TTL %v", waited, ttl)
+	}
+}

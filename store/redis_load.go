@@ -1,0 +1,143 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Load reads every listed zone, each from one MULTI snapshot. Undecodable
+// values are reported and skipped; a zone without a serial key (listed
+// before a first write that never happened) is skipped silently.
+func (r *Redis) Load(ctx context.Context, report func(key string, err error)) (map[string]*ZoneData, error) {
+	if report == nil {
+		report = func(string, error) {}
+	}
+	zones, err := r.c.SMembers(ctx, redisZonesKey).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: redis list zones: %w", err)
+	}
+	out := make(map[string]*ZoneData, len(zones))
+	for _, zone := range zones {
+		zd, err := r.readZone(ctx, zone, report)
+		if err != nil {
+			return nil, err
+		}
+		if zd != nil {
+			out[zone] = zd
+		}
+	}
+	return out, nil
+}
+
+// Zones lists the zones that have a serial, sorted.
+func (r *Redis) Zones(ctx context.Context) ([]string, error) {
+	serials, err := r.serials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	zones := make([]string, 0, len(serials))
+	for z := range serials {
+		zones = append(zones, z)
+	}
+	slices.Sort(zones)
+	return zones, nil
+}
+
+// serials returns each listed zone's serial key as stored, skipping
+// zones without one.
+func (r *Redis) serials(ctx context.Context) (map[string]string, error) {
+	zones, err := r.c.SMembers(ctx, redisZonesKey).Result()
+	if err != nil {
+		return nil, fmt.Errorf("store: redis list zones: %w", err)
+	}
+	cmds := make([]*redis.StringCmd, len(zones))
+	_, err = r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, z := range zones {
+			cmds[i] = p.Get(ctx, zoneKeys(z).serial)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("store: redis read serials: %w", err)
+	}
+	out := make(map[string]string, len(zones))
+	for i, z := range zones {
+		if s, err := cmds[i].Result(); err == nil {
+			out[z] = s
+		}
+	}
+	return out, nil
+}
+
+// readZone reads one zone atomically; nil when it has no serial.
+func (r *Redis) readZone(ctx context.Context, zone string, report func(string, error)) (*ZoneData, error) {
+	k := zoneKeys(zone)
+	var serial *redis.StringCmd
+	var vms *redis.MapStringStringCmd
+	var journal *redis.StringSliceCmd
+	_, err := r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		serial = p.Get(ctx, k.serial)
+		vms = p.HGetAll(ctx, k.vms)
+		journal = p.LRange(ctx, k.journal, 0, -1)
+		return nil
+	})
+	if errors.Is(err, redis.Nil) && errors.Is(serial.Err(), redis.Nil) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: redis read zone %s: %w", zone, err)
+	}
+	s, err := strconv.ParseUint(serial.Val(), 10, 32)
+	if err != nil {
+		report(k.serial, fmt.Errorf("zone %s: serial %q: %w", zone, serial.Val(), err))
+		return nil, nil
+	}
+	zd := &ZoneData{Name: zone, Serial: Serial(s), VMs: make(map[string][]Record, len(vms.Val()))}
+	for vm, v := range vms.Val() {
+		recs, err := DecodeVMRecords(zone, vm, []byte(v))
+		if err != nil {
+			report(k.vms+" "+vm, err)
+			continue
+		}
+		zd.VMs[vm] = recs
+	}
+	zd.Journal = decodeJournal(zone, k.journal, zd.Serial, journal.Val(), report)
+	return zd, nil
+}
+
+// decodeJournal decodes the journal and keeps its longest tail that is a
+// chain of diffs ending at serial: an entry that cannot be decoded, or a
+// gap, cuts off everything older, since a diff sequence must be unbroken.
+func decodeJournal(zone, key string, serial Serial, vals []string, report func(string, error)) []Diff {
+	diffs := make([]Diff, len(vals))
+	start := 0
+	for i, v := range vals {
+		d, err := decodeJournalEntry(zone, []byte(v))
+		if err != nil {
+			report(key+" "+strconv.Itoa(i), err)
+			start = i + 1
+			continue
+		}
+		diffs[i] = d
+	}
+	diffs = diffs[start:]
+	if len(diffs) == 0 {
+		return nil
+	}
+	if diffs[len(diffs)-1].To != serial {
+		report(key, fmt.Errorf("zone %s: journal ends at serial %d, zone is at %d", zone, diffs[len(diffs)-1].To, serial))
+		return nil
+	}
+	for i := len(diffs) - 1; i > 0; i-- {
+		if diffs[i].From != diffs[i-1].To {
+			report(key, fmt.Errorf("zone %s: journal gap between serials %d and %d", zone, diffs[i-1].To, diffs[i].From))
+			return diffs[i:]
+		}
+	}
+	return diffs
+}

@@ -1,0 +1,222 @@
+// Package redistest starts real redis-server processes for tests.
+//
+// Each server listens on 127.0.0.1 only, keeps its data in the test's
+// temporary directory and writes an append-only file synced on every write,
+// so that Kill (SIGKILL) followed by Restart loses nothing the server
+// acknowledged. It imports only the standard library.
+package redistest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Package is the Debian package that provides redis-server; a test that
+// cannot find the binary names it so CI can install it.
+const Package = "redis-server"
+
+// startTimeout bounds how long a server may take to answer PING, including
+// replaying its append-only file after Restart.
+const startTimeout = 30 * time.Second
+
+// Option changes how Start runs the server.
+type Option func(*config)
+
+type config struct {
+	args []string
+}
+
+// WithArgs appends redis-server command-line settings, such as
+// "--maxmemory", "1gb"; later settings override the defaults.
+func WithArgs(args ...string) Option {
+	return func(c *config) { c.args = append(c.args, args...) }
+}
+
+// Server is one redis-server process owned by a test.
+type Server struct {
+	t    testing.TB
+	bin  string
+	dir  string
+	port int
+	args []string
+
+	mu   sync.Mutex // guards proc
+	proc *process
+}
+
+// process is one run of redis-server; done is closed when it has exited.
+type process struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Start runs redis-server for the rest of the test and stops it in
+// t.Cleanup. It fails the test, never skips it, when redis-server is not
+// installed.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redistest: redis-server not found on PATH; install the Debian package %q: %v", Package, err)
+	}
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	s := &Server{t: t, bin: bin, dir: t.TempDir(), args: c.args}
+	t.Cleanup(s.stop)
+	// Another process may take the port between freePort and the
+	// server's bind, so a failed start is tried again on a new port.
+	for range 3 {
+		if s.port, err = freePort(); err != nil {
+			break
+		}
+		if err = s.start(); err == nil {
+			return s
+		}
+	}
+	t.Fatalf("redistest: %v", err)
+	return nil
+}
+
+// Addr returns the server's host:port.
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// URL returns a redis:// URL for the server.
+func (s *Server) URL() string { return "redis://" + s.Addr() }
+
+// Port returns the server's TCP port.
+func (s *Server) Port() int { return s.port }
+
+// Dir returns the server's data directory.
+func (s *Server) Dir() string { return s.dir }
+
+// Kill ends the server with SIGKILL, as a crash would, and waits for it
+// to exit.
+func (s *Server) Kill() {
+	s.t.Helper()
+	s.mu.Lock()
+	p := s.proc
+	s.proc = nil
+	s.mu.Unlock()
+	if p == nil {
+		return
+	}
+	_ = p.cmd.Process.Kill() // already exited is fine
+	<-p.done
+}
+
+// Restart kills the server if it runs and starts it again on the same port
+// and directory, so it replays its append-only file.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Kill()
+	if err := s.start(); err != nil {
+		s.t.Fatalf("redistest: restart: %v", err)
+	}
+}
+
+func (s *Server) stop() { s.Kill() }
+
+func (s *Server) start() error {
+	args := []string{
+		"--bind", "127.0.0.1",
+		"--port", strconv.Itoa(s.port),
+		"--dir", s.dir,
+		"--save", "",
+		"--appendonly", "yes",
+		"--appendfsync", "always",
+		"--logfile", "redis.log",
+		"--daemonize", "no",
+	}
+	cmd := exec.Command(s.bin, append(args, s.args...)...)
+	cmd.Dir = s.dir
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", s.bin, err)
+	}
+	p := &process{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		_ = cmd.Wait() // the exit status of a killed server is expected
+		close(p.done)
+	}()
+	s.mu.Lock()
+	s.proc = p
+	s.mu.Unlock()
+	if err := s.waitReady(p); err != nil {
+		s.Kill()
+		return fmt.Errorf("redis-server on port %d: %w\n%s", s.port, err, s.logTail())
+	}
+	return nil
+}
+
+// waitReady polls with PING until the server answers PONG; while it loads
+// its append-only file it answers LOADING instead.
+func (s *Server) waitReady(p *process) error {
+	deadline := time.Now().Add(startTimeout)
+	var last error
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.done:
+			return errors.New("exited before answering PING")
+		default:
+		}
+		if last = ping(s.Addr()); last == nil {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("no PONG within %v: %w", startTimeout, last)
+}
+
+func ping(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line = strings.TrimSpace(line); line != "+PONG" {
+		return fmt.Errorf("ping answered %q", line)
+	}
+	return nil
+}
+
+// logTail returns the end of the server's log for error messages.
+func (s *Server) logTail() string {
+	b, err := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+	if err != nil {
+		return ""
+	}
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+// freePort asks the kernel for a free port by listening on port 0; the
+// server then binds it (a small race with other processes is accepted).
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

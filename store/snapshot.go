@@ -1,0 +1,136 @@
+package store
+
+import (
+	"iter"
+	"strings"
+
+	"github.com/benbjohnson/immutable"
+)
+
+// Snapshot is one zone at one serial. It never changes: a commit builds a
+// new Snapshot that shares every name it did not touch with the old one
+// (path copying), so a reader holding a Snapshot — a zone transfer, say —
+// keeps seeing its serial however many commits follow. Safe for
+// concurrent use.
+type Snapshot struct {
+	zone    string
+	serial  Serial
+	names   *immutable.SortedMap[string, *node] // name → served records
+	n       int                                 // served records
+	journal []jentry                            // oldest first; the last ends at serial
+	jbytes  int                                 // sum of the journal's sizes
+}
+
+// node holds the served records at one name: the union of every VM's
+// records there, de-duplicated by (name, type, data) and sorted by type
+// then data. recs[i].Source is the smallest UUID of the VMs that provide
+// the record and more[i] lists the others, sorted; more is nil when every
+// record has a single provider, which is the common case and costs
+// nothing. Nodes are never modified once published.
+type node struct {
+	recs []Record
+	more [][]string
+}
+
+// Zone returns the zone's name (absolute, lower-case, trailing dot).
+func (s *Snapshot) Zone() string { return s.zone }
+
+// Serial returns the serial this snapshot is at.
+func (s *Snapshot) Serial() Serial { return s.serial }
+
+// Len returns the number of served records.
+func (s *Snapshot) Len() int { return s.n }
+
+// Lookup returns the served records at name (absolute, lower-case, with
+// the trailing dot), sorted by type then data. A record several VMs
+// provide appears once, with the smallest of their UUIDs as Source. The
+// slice is shared with the snapshot: callers must not modify it.
+func (s *Snapshot) Lookup(name string) []Record {
+	if n, ok := s.names.Get(name); ok {
+		return n.recs
+	}
+	return nil
+}
+
+// HasDescendants reports whether some name below name owns records, so
+// that a query for name gets NODATA rather than NXDOMAIN. Names are kept
+// in DNS canonical order, where a name's descendants directly follow it.
+func (s *Snapshot) HasDescendants(name string) bool {
+	it := s.names.Iterator()
+	it.Seek(name)
+	k, _, ok := it.Next()
+	if ok && k == name {
+		k, _, ok = it.Next()
+	}
+	return ok && isBelow(k, name)
+}
+
+// All yields every served record in canonical order: names in DNS
+// canonical order (RFC 4034 §6.1: labels compared right to left), then
+// type, then data. It is what AXFR sends between the SOAs.
+func (s *Snapshot) All() iter.Seq[Record] {
+	return func(yield func(Record) bool) {
+		it := s.names.Iterator()
+		for !it.Done() {
+			_, n, _ := it.Next()
+			for _, r := range n.recs {
+				if !yield(r) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// isBelow reports whether name is a proper subdomain of parent.
+func isBelow(name, parent string) bool {
+	if parent == "." {
+		return name != "."
+	}
+	return len(name) > len(parent) && strings.HasSuffix(name, parent) && name[len(name)-len(parent)-1] == '.'
+}
+
+// nameOrder orders names canonically (RFC 4034 §6.1): label by label from
+// the right, each label as an octet string. Names are lower-case already.
+// Escaped dots inside labels are not special-cased: zonegen never emits
+// them. It skips the common suffix in one backward scan rather than
+// splitting labels, since lookups call it a few dozen times.
+type nameOrder struct{}
+
+func (nameOrder) Compare(a, b string) int {
+	i, j := len(a), len(b)
+	for i > 0 && j > 0 && a[i-1] == b[j-1] {
+		i, j = i-1, j-1
+	}
+	// a[i:] == b[j:]; keep only its whole labels, so that a[:i] and b[:j]
+	// end in the first labels that differ.
+	if !labelStart(a, i) || !labelStart(b, j) {
+		k := strings.IndexByte(a[i:], '.')
+		if k < 0 {
+			k = len(a) - i - 1
+		}
+		i, j = i+k+1, j+k+1
+	}
+	switch a, b = a[:i], b[:j]; {
+	case a == "" && b == "":
+		return 0
+	case a == "":
+		return -1
+	case b == "":
+		return 1
+	}
+	return strings.Compare(finalLabel(a), finalLabel(b))
+}
+
+func labelStart(s string, i int) bool { return i == 0 || s[i-1] == '.' }
+
+// finalLabel returns the rightmost label of s.
+func finalLabel(s string) string {
+	s = strings.TrimSuffix(s, ".")
+	return s[strings.LastIndexByte(s, '.')+1:]
+}
+
+// emptySnapshot returns a zone's snapshot with no records.
+func emptySnapshot(zone string, serial Serial) *Snapshot {
+	return &Snapshot{zone: zone, serial: serial, names: immutable.NewSortedMap[string, *node](nameOrder{})}
+}

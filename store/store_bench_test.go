@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// benchVM is VM i's contribution: nine records in one of fwdZones
+// forward zones (one TXT record at a name shared with nine other VMs
+// changes with gen) and a PTR record in a
+// reverse zone — ten per VM, ~1M records for 100k VMs.
+func benchVM(i, gen, fwdZones int) zonegen.Contribution {
+	vm := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
+	fwd := fmt.Sprintf("z%d.example.com.", i%fwdZones)
+	addr := fmt.Sprintf("10.%d.%d.%d", (i>>16)&255, (i>>8)&255, i&255)
+	var recs []Record
+	for j := range 8 {
+		recs = append(recs, Record{Name: fmt.Sprintf("n%d-%d.%s", i, j, fwd), Type: zonegen.TypeA, Data: addr, Source: vm})
+	}
+	recs = append(recs, Record{Name: fmt.Sprintf("svc%d.%s", i/10, fwd), Type: zonegen.TypeTXT, Data: fmt.Sprintf("\"%d-%d\"", i, gen), Source: vm})
+	rev := fmt.Sprintf("%d.10.in-addr.arpa.", (i>>16)&255)
+	ptr := Record{Name: fmt.Sprintf("%d.%d.%s", i&255, (i>>8)&255, rev), Type: zonegen.TypePTR, Data: fmt.Sprintf("n%d-0.%s", i, fwd), Source: vm}
+	return contrib(vm, map[string][]Record{fwd: recs, rev: {ptr}})
+}
+
+// bigStore is a Store over Memory holding n VMs, committed in one batch.
+func bigStore(b *testing.B, n, fwdZones int) *Store {
+	s, _ := open(b, NewMemory(), Options{})
+	batch := make([]zonegen.Contribution, n)
+	for i := range batch {
+		batch[i] = benchVM(i, 0, fwdZones)
+	}
+	commit(b, s, batch...)
+	return s
+}
+
+// BenchmarkCommitOneVM commits one VM's changed contribution to a store
+// of 100k VMs (~1M records): the cost of one feed change. With one
+// forward zone that zone holds 900k records.
+func BenchmarkCommitOneVM(b *testing.B) {
+	for _, fwd := range []int{4, 1} {
+		b.Run(fmt.Sprintf("fwdzones=%d", fwd), func(b *testing.B) {
+			s := bigStore(b, 100_000, fwd)
+			total := 0
+			for _, z := range s.Zones() {
+				total += s.Snapshot(z).Len()
+			}
+			b.ReportMetric(float64(total), "records")
+			// Two generations of the same 4096 VMs, alternated, so that
+			// every commit changes one record and building the
+			// contributions stays out of the timing.
+			var gens [2][4096]zonegen.Contribution
+			for g := range gens {
+				for k := range gens[g] {
+					gens[g][k] = benchVM(k*24, g+1, fwd)
+				}
+			}
+			ctx := context.Background()
+			runtime.GC() // the bootstrap's garbage is not the commit's cost
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				c := gens[(i/4096)%2][i%4096]
+				if _, err := s.Commit(ctx, []zonegen.Contribution{c}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSnapshotLookup looks names up in a 1M-record zone snapshot.
+func BenchmarkSnapshotLookup(b *testing.B) {
+	s := bigStore(b, 100_000, 4)
+	snap := s.Snapshot("z0.example.com.")
+	names := make([]string, 1024)
+	for i := range names {
+		names[i] = fmt.Sprintf("n%d-3.z0.example.com.", (i*97)%25_000*4)
+	}
+	runtime.GC()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if len(snap.Lookup(names[i%len(names)])) != 1 {
+			b.Fatal("lookup missed")
+		}
+	}
+}
