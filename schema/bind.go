@@ -59,9 +59,15 @@ func integral(v any) any {
 // convert builds a Config from a decoded file; zones come in order.
 func convert(f *file, order []string) *Config {
 	c := &Config{
-		MyName:          strings.ToLower(f.MyName),
-		Hostmaster:      f.Hostmaster,
-		ReverseZones:    access(f.ReverseZones),
+		MyName:       strings.ToLower(f.MyName),
+		Hostmaster:   f.Hostmaster,
+		ReverseZones: access(f.ReverseZones),
+		CatalogZone: CatalogZone{
+			Name:     strings.ToLower(f.CatalogZone.Name),
+			Disabled: f.CatalogZone.Disabled,
+			ZoneAccess: access(fileAccess{Peers: f.CatalogZone.Peers, AllowTransfer: f.CatalogZone.AllowTransfer,
+				TSIGKey: f.CatalogZone.TSIGKey, RequireTSIG: f.CatalogZone.RequireTSIG}),
+		},
 		AllowTransfer:   prefixes(f.AllowTransfer),
 		UseAlias:        f.UseAlias,
 		UseLogin:        f.UseLogin,

@@ -17,6 +17,13 @@ func check(c *Config) error {
 	if err := checkAccess(c, c.ReverseZones, loc{}.key("reverse_zones")); err != nil {
 		return err
 	}
+	if err := checkAccess(c, c.CatalogZone.ZoneAccess, loc{}.key("catalog_zone")); err != nil {
+		return err
+	}
+	if z, ok := c.Zone(c.CatalogZone.Name); ok && !c.CatalogZone.Disabled {
+		return invalid(pathOf(loc{}.key("catalog_zone").key("name")),
+			"%q is also a forward zone; the catalog zone needs a name of its own", z.Name)
+	}
 	if c.Coalesce.Window > c.Coalesce.MaxDelay {
 		return invalid(pathOf(loc{}.key("coalesce").key("window_ms")),
 			"must not exceed max_delay_ms (%d), got %d",

@@ -20,6 +20,8 @@ type Config struct {
 	// ReverseZones are the transfer settings of every generated reverse
 	// zone.
 	ReverseZones ZoneAccess
+	// CatalogZone is the RFC 9432 catalog of every other zone.
+	CatalogZone CatalogZone
 	// AllowTransfer lists who may transfer every zone; a single address
 	// is a /32 or /128 prefix.
 	AllowTransfer []netip.Prefix
@@ -85,6 +87,21 @@ type ZoneAccess struct {
 	// RequireTSIG refuses transfers that are not signed with TSIGKey. It
 	// needs TSIGKey.
 	RequireTSIG bool
+}
+
+// CatalogZone is the catalog zone (RFC 9432, version 2) listing every
+// forward and reverse zone, so that a secondary configured with it alone
+// serves every zone, including reverse zones that appear later.
+type CatalogZone struct {
+	// Name is the zone's lower-case name, without a trailing dot.
+	// Default catalog.cnsd.invalid.
+	Name string
+	// Disabled turns the catalog zone off. Default false.
+	Disabled bool
+	// ZoneAccess are its transfer settings; its secondaries are these
+	// Peers plus every forward and reverse zone's. HiddenPrimary is
+	// unused: the catalog zone's NS is "invalid." (RFC 9432 §4.1).
+	ZoneAccess
 }
 
 // TSIGKey is a shared secret for signed transfers.

@@ -12,8 +12,9 @@ const (
 // out. Decoding lays the file's values over it.
 func defaults() file {
 	return file{
-		Store: fileStore{Path: "/var/db/cnsd/cnsd.db"},
-		DNS:   fileDNS{Listen: []string{"127.0.0.1:53"}},
+		Store:       fileStore{Path: "/var/db/cnsd/cnsd.db"},
+		CatalogZone: fileCatalog{Name: "catalog.cnsd.invalid"},
+		DNS:         fileDNS{Listen: []string{"127.0.0.1:53"}},
 		TTL: fileTTL{
 			Record:     30,
 			NS:         3600,

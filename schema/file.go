@@ -9,6 +9,7 @@ type file struct {
 	Hostmaster      string              `json:"hostmaster"`
 	ForwardZones    map[string]fileZone `json:"forward_zones"`
 	ReverseZones    fileAccess          `json:"reverse_zones"`
+	CatalogZone     fileCatalog         `json:"catalog_zone"`
 	AllowTransfer   []string            `json:"allow_transfer"`
 	UseAlias        bool                `json:"use_alias"`
 	UseLogin        bool                `json:"use_login"`
@@ -41,6 +42,15 @@ type file struct {
 type fileAccess struct {
 	Peers         []string `json:"peers"`
 	HiddenPrimary bool     `json:"hidden_primary"`
+	AllowTransfer []string `json:"allow_transfer"`
+	TSIGKey       string   `json:"tsig_key"`
+	RequireTSIG   bool     `json:"require_tsig"`
+}
+
+type fileCatalog struct {
+	Name          string   `json:"name"`
+	Disabled      bool     `json:"disabled"`
+	Peers         []string `json:"peers"`
 	AllowTransfer []string `json:"allow_transfer"`
 	TSIGKey       string   `json:"tsig_key"`
 	RequireTSIG   bool     `json:"require_tsig"`

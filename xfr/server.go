@@ -1,0 +1,258 @@
+package xfr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/schema"
+	"github.com/cnsd/cnsd/store"
+)
+
+// Source is where the server reads zones: the store. Snapshots never
+// change; Watch signals (coalesced, capacity 1) after the set of zones or
+// a zone's serial changed, and the channel is never closed.
+type Source interface {
+	Snapshot(zone string) *store.Snapshot
+	Zones() []string
+	Watch() <-chan struct{}
+}
+
+var _ Source = (*store.Store)(nil)
+
+// Options are the parts of a Server that do not come from the
+// configuration. Zero values take the defaults.
+type Options struct {
+	// PacketConns and Listeners, when either is set, are served instead
+	// of binding the configuration's dns.listen addresses: tests bind
+	// 127.0.0.1:0 themselves and learn the port.
+	PacketConns []net.PacketConn
+	Listeners   []net.Listener
+	// Clock gives the time for peer tracking (time.Now).
+	Clock func() time.Time
+	// Resolver resolves secondaries given as host names
+	// (net.DefaultResolver).
+	Resolver *net.Resolver
+	// NotifyTimeout bounds one NOTIFY or SOA poll exchange (2 s).
+	NotifyTimeout time.Duration
+	// NotifyRetries is how often an unanswered NOTIFY is sent again,
+	// with doubling back-off from NotifyBackoff (5 and 1 s).
+	NotifyRetries int
+	NotifyBackoff time.Duration
+	// PollInterval is how often a secondary's SOA is asked for after a
+	// NOTIFY or transfer until it serves the new serial (1 s), and
+	// StaleAfter how long a secondary may stay behind before it is
+	// marked stale (15 min).
+	PollInterval time.Duration
+	StaleAfter   time.Duration
+	// ResolveInterval is how often secondaries' host names are resolved
+	// again (5 min).
+	ResolveInterval time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.Clock == nil {
+		o.Clock = time.Now
+	}
+	if o.Resolver == nil {
+		o.Resolver = net.DefaultResolver
+	}
+	if o.NotifyTimeout <= 0 {
+		o.NotifyTimeout = 2 * time.Second
+	}
+	if o.NotifyRetries <= 0 {
+		o.NotifyRetries = 5
+	}
+	if o.NotifyBackoff <= 0 {
+		o.NotifyBackoff = time.Second
+	}
+	if o.PollInterval <= 0 {
+		o.PollInterval = time.Second
+	}
+	if o.StaleAfter <= 0 {
+		o.StaleAfter = 15 * time.Minute
+	}
+	if o.ResolveInterval <= 0 {
+		o.ResolveInterval = 5 * time.Minute
+	}
+}
+
+// Server answers DNS queries and transfers for the zones of its
+// configuration from the snapshots of a Source, and sends NOTIFY to
+// secondaries. The configuration can be replaced while it runs.
+type Server struct {
+	src  Source
+	log  *slog.Logger
+	opts Options
+	set  atomic.Pointer[settings]
+
+	peers *tracker
+
+	// mu guards servers.
+	mu      sync.Mutex
+	servers []*dns.Server
+}
+
+// New returns a Server for cfg reading zones from src.
+func New(cfg *schema.Config, src Source, opts Options, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	opts.defaults()
+	s := &Server{src: src, log: log.With("component", "xfr"), opts: opts}
+	s.set.Store(newSettings(cfg))
+	s.peers = newTracker(s)
+	return s
+}
+
+// SetConfig makes cfg the configuration of every query and transfer that
+// starts from now on; transfers already running keep theirs.
+func (s *Server) SetConfig(cfg *schema.Config) {
+	s.set.Store(newSettings(cfg))
+	s.peers.configChanged()
+}
+
+func (s *Server) settings() *settings { return s.set.Load() }
+
+// Run serves DNS on the configured addresses (or the Options' sockets)
+// over UDP and TCP and sends NOTIFY after every change, until ctx ends.
+// Transfers running at that moment are allowed to finish.
+func (s *Server) Run(ctx context.Context) error {
+	servers, err := s.bind()
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, len(servers)+1)
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		wg.Go(func() {
+			if err := srv.ActivateAndServe(); err != nil {
+				errc <- fmt.Errorf("dns server on %s: %w", srvAddr(srv), err)
+			}
+		})
+	}
+	wg.Go(func() {
+		if err := s.peers.run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			errc <- err
+		}
+	})
+	var runErr error
+	select {
+	case <-ctx.Done():
+	case runErr = <-errc:
+	}
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for _, srv := range servers {
+		_ = srv.ShutdownContext(shutdown)
+	}
+	wg.Wait()
+	return runErr
+}
+
+// bind opens the server sockets: the Options' when given, else one UDP
+// and one TCP socket per configured address.
+func (s *Server) bind() ([]*dns.Server, error) {
+	var servers []*dns.Server
+	newServer := func() *dns.Server {
+		return &dns.Server{Handler: s, TsigProvider: tsigProvider{s}, ReadTimeout: 10 * time.Second,
+			WriteTimeout: 30 * time.Second, IdleTimeout: func() time.Duration { return 10 * time.Second }}
+	}
+	if len(s.opts.PacketConns)+len(s.opts.Listeners) > 0 {
+		for _, pc := range s.opts.PacketConns {
+			srv := newServer()
+			srv.PacketConn = pc
+			servers = append(servers, srv)
+		}
+		for _, l := range s.opts.Listeners {
+			srv := newServer()
+			srv.Listener = l
+			servers = append(servers, srv)
+		}
+		return servers, nil
+	}
+	for _, addr := range s.settings().cfg.DNS.Listen {
+		pc, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			closeAll(servers)
+			return nil, fmt.Errorf("dns listen udp %s: %w", addr, err)
+		}
+		srv := newServer()
+		srv.PacketConn = pc
+		servers = append(servers, srv)
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			closeAll(servers)
+			return nil, fmt.Errorf("dns listen tcp %s: %w", addr, err)
+		}
+		srv = newServer()
+		srv.Listener = l
+		servers = append(servers, srv)
+	}
+	return servers, nil
+}
+
+func closeAll(servers []*dns.Server) {
+	for _, srv := range servers {
+		if srv.PacketConn != nil {
+			srv.PacketConn.Close()
+		}
+		if srv.Listener != nil {
+			srv.Listener.Close()
+		}
+	}
+}
+
+func srvAddr(srv *dns.Server) string {
+	if srv.PacketConn != nil {
+		return "udp " + srv.PacketConn.LocalAddr().String()
+	}
+	return "tcp " + srv.Listener.Addr().String()
+}
+
+// ServeDNS answers one request: it is the miekg/dns handler of every
+// socket the server listens on.
+func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
+	st := s.settings()
+	if len(r.Question) != 1 || r.Response {
+		s.reply(w, r, dns.RcodeFormatError)
+		return
+	}
+	switch r.Opcode {
+	case dns.OpcodeQuery:
+	case dns.OpcodeNotify:
+		// This server is the primary; it takes NOTIFY from nobody.
+		s.reply(w, r, dns.RcodeRefused)
+		return
+	default:
+		s.reply(w, r, dns.RcodeNotImplemented)
+		return
+	}
+	switch r.Question[0].Qtype {
+	case dns.TypeAXFR:
+		s.serveAXFR(w, r, st)
+	case dns.TypeIXFR:
+		s.serveIXFR(w, r, st)
+	default:
+		s.serveQuery(w, r, st)
+	}
+}
+
+// reply sends an empty answer with rcode, echoing the question and EDNS0.
+func (s *Server) reply(w dns.ResponseWriter, r *dns.Msg, rcode int) {
+	m := new(dns.Msg)
+	m.SetRcode(r, rcode)
+	m.Authoritative = false
+	if o := r.IsEdns0(); o != nil {
+		m.SetEdns0(dns.DefaultMsgSize, false)
+	}
+	_ = w.WriteMsg(m)
+}
