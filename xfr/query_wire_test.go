@@ -1,8 +1,6 @@
 package xfr
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net"
 	"testing"
@@ -64,25 +62,7 @@ func TestQuerySize(t *testing.T) {
 // TestQueryOverSockets asks a running server over real UDP and TCP: a
 // truncated UDP answer is complete over TCP.
 func TestQueryOverSockets(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(testConfig(t, ""), testStore(t, bigZone()), Options{PacketConns: []net.PacketConn{pc}, Listeners: []net.Listener{l}}, nil)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("Run: %v", err)
-		}
-	})
-	addr := pc.LocalAddr().String()
+	addr, s := serve(t, testConfig(t, ""), testStore(t, bigZone()), Options{})
 	r := new(dns.Msg)
 	r.SetQuestion("big.example.test.", dns.TypeA)
 	m := exchange(t, "udp", addr, r)

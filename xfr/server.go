@@ -53,6 +53,10 @@ type Options struct {
 	// marked stale (15 min).
 	PollInterval time.Duration
 	StaleAfter   time.Duration
+	// DenyLoopbackTransfer takes loopback addresses out of the transfer
+	// ACL, which otherwise always lets them transfer: tests on loopback
+	// use it to see refusals.
+	DenyLoopbackTransfer bool
 	// ResolveInterval is how often secondaries' host names are resolved
 	// again (5 min).
 	ResolveInterval time.Duration
@@ -249,7 +253,11 @@ func (s *Server) reply(w dns.ResponseWriter, r *dns.Msg, rcode int) {
 	m.SetRcode(r, rcode)
 	m.Authoritative = false
 	if o := r.IsEdns0(); o != nil {
-		m.SetEdns0(dns.DefaultMsgSize, false)
+		m.SetEdns0(maxUDPPayload, false)
+	}
+	// RFC 8945 §5.3: the answer to a signed request is signed too.
+	if t := r.IsTsig(); t != nil && w.TsigStatus() == nil {
+		m.SetTsig(t.Hdr.Name, t.Algorithm, t.Fudge, time.Now().Unix())
 	}
 	_ = w.WriteMsg(m)
 }

@@ -162,6 +162,20 @@ func (st *settings) served(src Source) []servedZone {
 	return out
 }
 
+// transferPeers lists the access settings whose secondaries may
+// transfer z: its own, and for the catalog zone every zone's, since a
+// secondary of any zone may follow the catalog.
+func (st *settings) transferPeers(z servedZone) []schema.ZoneAccess {
+	if z.conf.kind != catalogZone {
+		return []schema.ZoneAccess{z.conf.access}
+	}
+	out := []schema.ZoneAccess{z.conf.access, st.reverse.access}
+	for _, zc := range st.forward {
+		out = append(out, zc.access)
+	}
+	return out
+}
+
 // isReverse reports whether name is under in-addr.arpa. or ip6.arpa.
 func isReverse(name string) bool {
 	return strings.HasSuffix(name, ".in-addr.arpa.") || strings.HasSuffix(name, ".ip6.arpa.")
