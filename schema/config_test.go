@@ -22,7 +22,7 @@ var badFiles = map[string]string{
 	"bad_listen.bad.json":                      `config: dns.listen[0]: must be an address and port such as "127.0.0.1:53" or "[::1]:53", got "127.0.0.1"`,
 	"bad_my_name.bad.json":                     `config: my_name: must be a valid host name (labels of 1 to 63 letters, digits or '-', not starting or ending with '-', 253 characters at most), got "-ns1.example.com"`,
 	"bad_network.bad.json":                     `config: forward_zones["a.example.com"].networks[0]: must be a network or network pool UUID, or "*", got "3484af3e-23db-4c63-8940"`,
-	"bad_peer.bad.json":                        `config: forward_zones["a.example.com"].peers[1]: must be an IP address or a valid host name, got "ns_1.example.com"`,
+	"bad_peer.bad.json":                        `config: forward_zones["a.example.com"].peers[1]: must be an IP address or a valid host name, optionally with :port, got "ns_1.example.com"`,
 	"bad_redis_url.bad.json":                   `config: store.redis: must be a URL with scheme redis, rediss or unix (value not shown)`,
 	"bad_url.bad.json":                         `config: vmapi_opts.url: must be an absolute URL, got "vmapi.example.com"`,
 	"both_peer_spellings.bad.json":             `config: forward_zones["a.example.com"]: both "slaves" and "peers" are set; use only "peers"`,

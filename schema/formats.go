@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/base64"
+	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
@@ -14,7 +15,7 @@ import (
 // schema's type keyword reports instead.
 var formats = map[string]func(any) bool{
 	"cnsd-hostmaster": stringFormat(isHostmaster),
-	"cnsd-host":       stringFormat(isHost),
+	"cnsd-peer":       stringFormat(isPeer),
 	"cnsd-ip":         stringFormat(isIP),
 	"cnsd-ip-prefix":  stringFormat(isIPOrPrefix),
 	"cnsd-listen":     stringFormat(isListenAddress),
@@ -76,8 +77,33 @@ func isIP(s string) bool {
 	return err == nil && a.Zone() == ""
 }
 
-// isHost reports whether s is an IP address or a host name.
-func isHost(s string) bool { return isIP(s) || isHostName(s) }
+// isPeer reports whether s names a secondary: see SplitPeer.
+func isPeer(s string) bool {
+	_, _, err := SplitPeer(s)
+	return err == nil
+}
+
+// SplitPeer splits a secondary as configured — an IP address or a host
+// name, optionally with a port: "192.0.2.1", "ns1.example.com",
+// "192.0.2.1:5353", "[2001:db8::1]:5353", "ns1.example.com:5353" — into
+// the host and the port (53 when none is given).
+func SplitPeer(s string) (host string, port uint16, err error) {
+	if isIP(s) || isHostName(s) {
+		return s, 53, nil
+	}
+	h, p, err := net.SplitHostPort(s)
+	if err != nil {
+		return "", 0, fmt.Errorf("peer %q: %w", s, err)
+	}
+	n, err := strconv.ParseUint(p, 10, 16)
+	if err != nil || n == 0 {
+		return "", 0, fmt.Errorf("peer %q: port %q is not 1-65535", s, p)
+	}
+	if !isIP(h) && !isHostName(h) {
+		return "", 0, fmt.Errorf("peer %q: %q is neither an IP address nor a host name", s, h)
+	}
+	return h, uint16(n), nil
+}
 
 // isIPOrPrefix reports whether s is an IP address or a CIDR prefix.
 func isIPOrPrefix(s string) bool {

@@ -85,15 +85,20 @@ func newSettings(cfg *schema.Config) *settings {
 // settings: the secondaries given by name, plus this server unless it is
 // a hidden primary. MNAME is my_name, or for a hidden primary the first
 // secondary given by name. Secondaries given as addresses cannot be NS
-// targets and are left out; when nothing is left, my_name stands in.
+// targets and are left out, and so are ports: NS records have none. When
+// nothing is left, my_name stands in.
 func (st *settings) zoneConf(name string, kind zoneKind, access schema.ZoneAccess) *zoneConf {
 	zc := &zoneConf{name: name, kind: kind, access: access, mname: st.mname}
 	var named []string
 	for _, p := range access.Peers {
-		if _, err := netip.ParseAddr(p); err == nil {
+		host, _, err := schema.SplitPeer(p)
+		if err != nil {
+			continue // the schema has rejected it already
+		}
+		if _, err := netip.ParseAddr(host); err == nil {
 			continue
 		}
-		named = append(named, dns.Fqdn(strings.ToLower(p)))
+		named = append(named, dns.Fqdn(strings.ToLower(host)))
 	}
 	if access.HiddenPrimary && len(named) > 0 {
 		zc.mname = named[0]
