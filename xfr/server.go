@@ -18,8 +18,9 @@ import (
 )
 
 // Source is where the server reads zones: the store. Snapshots never
-// change; Watch signals (coalesced, capacity 1) after the set of zones or
-// a zone's serial changed, and the channel is never closed.
+// change; each call of Watch returns a new channel that signals
+// (coalesced, capacity 1) after the set of zones or a zone's serial
+// changed, and is never closed.
 type Source interface {
 	Snapshot(zone string) *store.Snapshot
 	Zones() []string

@@ -1,0 +1,177 @@
+package xfr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/store"
+)
+
+// work brings one secondary up to date on one zone: NOTIFY with the
+// latest serial (a burst of commits costs one NOTIFY), then SOA polls
+// until it serves that serial or has been behind for StaleAfter. It ends
+// when nothing is due; want starts it again.
+func (t *tracker) work(ctx context.Context, addr netip.AddrPort, zone string) {
+	for ctx.Err() == nil {
+		t.mu.Lock()
+		pz := t.peers[addr].zones[zone]
+		if pz == nil || pz.stale || !pz.due() {
+			if pz != nil {
+				pz.running = false
+			}
+			t.mu.Unlock()
+			return
+		}
+		serial, notify := pz.want, pz.notified != pz.want
+		t.mu.Unlock()
+		if notify {
+			err := t.notify(ctx, addr, zone, serial)
+			t.mu.Lock()
+			pz.notified, pz.lastNotify = serial, t.s.opts.Clock()
+			if err != nil {
+				pz.notifyFailed++
+			}
+			t.mu.Unlock()
+			if err != nil && ctx.Err() == nil {
+				t.s.log.Warn("NOTIFY not answered", "zone", zone, "peer", addr.String(), "serial", serial, "err", err)
+			}
+		}
+		if !sleep(ctx, t.s.opts.PollInterval) {
+			break
+		}
+		t.poll(ctx, addr, zone)
+	}
+	t.mu.Lock()
+	if pz := t.peers[addr].zones[zone]; pz != nil {
+		pz.running = false
+	}
+	t.mu.Unlock()
+}
+
+// notify sends NOTIFY for zone at serial to addr, retrying with doubling
+// back-off until it is answered.
+func (t *tracker) notify(ctx context.Context, addr netip.AddrPort, zone string, serial uint32) error {
+	st := t.s.settings()
+	z, ok := st.zone(t.s.src, zone)
+	if !ok {
+		return fmt.Errorf("zone %s is no longer served", zone)
+	}
+	m := new(dns.Msg)
+	m.SetNotify(zone)
+	m.Answer = []dns.RR{st.soa(z, serial)}
+	c := t.client()
+	keyName, alg, signed := st.tsigFor(z)
+	backoff := t.s.opts.NotifyBackoff
+	var err error
+	for attempt := 0; attempt <= t.s.opts.NotifyRetries; attempt++ {
+		if attempt > 0 && !sleep(ctx, backoff) {
+			return ctx.Err()
+		}
+		if attempt > 0 {
+			backoff *= 2
+		}
+		if signed {
+			m.SetTsig(keyName, alg, 300, time.Now().Unix())
+		}
+		t.mu.Lock()
+		t.peers[addr].zones[zone].notifySent++
+		t.mu.Unlock()
+		var r *dns.Msg
+		if r, _, err = c.ExchangeContext(ctx, m, addr.String()); err == nil {
+			if r.Rcode != dns.RcodeSuccess {
+				return fmt.Errorf("answered %s", dns.RcodeToString[r.Rcode])
+			}
+			return nil
+		}
+	}
+	return err
+}
+
+func (t *tracker) client() *dns.Client {
+	return &dns.Client{Net: "udp", Timeout: t.s.opts.NotifyTimeout, TsigProvider: tsigProvider{t.s}}
+}
+
+// poll asks the secondary for the zone's SOA and records the serial it
+// serves; a secondary behind for longer than StaleAfter is marked stale
+// and no longer waited for.
+func (t *tracker) poll(ctx context.Context, addr netip.AddrPort, zone string) {
+	serial, err := t.querySOA(ctx, addr, zone)
+	now := t.s.opts.Clock()
+	t.mu.Lock()
+	p := t.peers[addr]
+	pz := p.zones[zone]
+	if err == nil && (pz.confirmed == 0 || !store.Serial(serial).Less(store.Serial(pz.confirmed))) {
+		pz.confirmed, pz.confirmedAt = serial, now
+		if pz.reached() {
+			pz.stale = false
+		}
+	}
+	if !pz.reached() && now.Sub(pz.wantSince) > t.s.opts.StaleAfter {
+		pz.stale = true
+		t.s.log.Warn("secondary marked stale", "zone", zone, "peer", addr.String(),
+			"confirmed", pz.confirmed, "serial", pz.want, "behind_since", pz.wantSince)
+	}
+	askVersion := err == nil && !p.asked
+	p.asked = p.asked || askVersion
+	t.mu.Unlock()
+	if askVersion {
+		v := t.queryVersion(ctx, addr)
+		t.mu.Lock()
+		p.version = v
+		t.mu.Unlock()
+	}
+}
+
+// querySOA returns the serial the secondary at addr serves for zone.
+func (t *tracker) querySOA(ctx context.Context, addr netip.AddrPort, zone string) (uint32, error) {
+	m := new(dns.Msg)
+	m.SetQuestion(zone, dns.TypeSOA)
+	m.RecursionDesired = false
+	r, _, err := t.client().ExchangeContext(ctx, m, addr.String())
+	if err != nil {
+		return 0, err
+	}
+	for _, rr := range r.Answer {
+		if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(soa.Hdr.Name, zone) {
+			return soa.Serial, nil
+		}
+	}
+	return 0, errors.New("no SOA in the answer: " + dns.RcodeToString[r.Rcode])
+}
+
+// queryVersion asks version.bind CH TXT, which BIND, Knot and most others
+// answer with their software and version; "" when it does not.
+func (t *tracker) queryVersion(ctx context.Context, addr netip.AddrPort) string {
+	m := new(dns.Msg)
+	m.SetQuestion("version.bind.", dns.TypeTXT)
+	m.Question[0].Qclass = dns.ClassCHAOS
+	r, _, err := t.client().ExchangeContext(ctx, m, addr.String())
+	if err != nil {
+		return ""
+	}
+	for _, rr := range r.Answer {
+		if txt, ok := rr.(*dns.TXT); ok {
+			return strings.Join(txt.Txt, "")
+		}
+	}
+	return ""
+}
+
+// sleep waits d or until ctx ends, reporting whether the full wait
+// happened.
+func sleep(ctx context.Context, d time.Duration) bool {
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tm.C:
+		return true
+	}
+}

@@ -1,0 +1,302 @@
+package xfr
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/schema"
+)
+
+// fakeSecondary answers NOTIFY and SOA queries on a loopback UDP port,
+// as a secondary does, and records what it was sent.
+type fakeSecondary struct {
+	addr netip.AddrPort
+
+	mu       sync.Mutex
+	notifies []uint32 // serials of the NOTIFYs answered
+	signed   int      // NOTIFYs whose TSIG verified
+	drop     int      // NOTIFYs to leave unanswered before answering
+	silent   bool     // answer no NOTIFY at all
+	serial   uint32   // the serial it serves
+	follow   bool     // serve each NOTIFY's serial at once
+	hold     chan struct{}
+}
+
+func startFake(t *testing.T, secrets map[string]string) *fakeSecondary {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeSecondary{addr: netip.MustParseAddrPort(pc.LocalAddr().String()), follow: true}
+	srv := &dns.Server{PacketConn: pc, Handler: f, TsigSecret: secrets}
+	go srv.ActivateAndServe()
+	t.Cleanup(func() { srv.Shutdown() })
+	return f
+}
+
+func (f *fakeSecondary) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
+	m := new(dns.Msg)
+	m.SetReply(r)
+	q := r.Question[0]
+	f.mu.Lock()
+	hold := f.hold
+	f.mu.Unlock()
+	switch {
+	case r.Opcode == dns.OpcodeNotify:
+		if hold != nil {
+			<-hold
+		}
+		f.mu.Lock()
+		if f.silent || f.drop > 0 {
+			f.drop--
+			f.mu.Unlock()
+			return
+		}
+		soa := r.Answer[0].(*dns.SOA)
+		f.notifies = append(f.notifies, soa.Serial)
+		if r.IsTsig() != nil && w.TsigStatus() == nil {
+			f.signed++
+			m.SetTsig(r.IsTsig().Hdr.Name, r.IsTsig().Algorithm, 300, time.Now().Unix())
+		}
+		if f.follow {
+			f.serial = soa.Serial
+		}
+		f.mu.Unlock()
+	case q.Qclass == dns.ClassCHAOS:
+		m.Answer = []dns.RR{&dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassCHAOS}, Txt: []string{"fake 1.0"}}}
+	case q.Qtype == dns.TypeSOA:
+		f.mu.Lock()
+		m.Answer = []dns.RR{&dns.SOA{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 60},
+			Ns: "ns.", Mbox: "h.", Serial: f.serial}}
+		f.mu.Unlock()
+	}
+	w.WriteMsg(m)
+}
+
+func (f *fakeSecondary) seen() []uint32 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]uint32(nil), f.notifies...)
+}
+
+// eventually waits until cond holds, failing the test after a while.
+func eventually(t *testing.T, what string, cond func() bool, state ...func() string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			for _, st := range state {
+				what += "; " + st()
+			}
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+var fastOptions = Options{NotifyTimeout: 200 * time.Millisecond, NotifyBackoff: 10 * time.Millisecond,
+	NotifyRetries: 3, PollInterval: 10 * time.Millisecond}
+
+func notifyConfig(t *testing.T, peer string, extra string) string {
+	return `{"my_name": "ns.example.test", "hostmaster": "hostmaster@example.test",
+	  "forward_zones": {"example.test": {"networks": ["*"], "peers": ["` + peer + `"]` + extra + `}}`
+}
+
+func peerZoneOf(s *Server, addr netip.AddrPort, zone string) (PeerZone, string, bool) {
+	for _, p := range s.Peers() {
+		if p.Addr != addr.String() {
+			continue
+		}
+		for _, z := range p.Zones {
+			if z.Zone == zone {
+				return z, p.Version, true
+			}
+		}
+	}
+	return PeerZone{}, "", false
+}
+
+func TestNotifyAndConfirm(t *testing.T) {
+	f := startFake(t, nil)
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	_, s := serve(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, fastOptions)
+	serial := uint32(src.Snapshot("example.test.").Serial())
+	eventually(t, "the first NOTIFY", func() bool { return len(f.seen()) == 1 })
+	next := commitLines(t, src, "example.test.", []string{"b A 192.0.2.2"})
+	eventually(t, "the NOTIFY of the new serial", func() bool { return len(f.seen()) == 2 })
+	if got := f.seen(); got[0] != serial || got[1] != next {
+		t.Fatalf("NOTIFY serials %v, want [%d %d]", got, serial, next)
+	}
+	eventually(t, "the confirmed serial", func() bool {
+		pz, v, _ := peerZoneOf(s, f.addr, "example.test.")
+		return pz.Serial == next && v == "fake 1.0"
+	})
+	pz, _, _ := peerZoneOf(s, f.addr, "example.test.")
+	if pz.NotifySent != 2 || pz.NotifyFailed != 0 || pz.Stale || !pz.BehindSince.IsZero() {
+		t.Fatalf("peer zone %+v", pz)
+	}
+}
+
+// TestNotifyCoalesces: commits made while a NOTIFY is in flight end in
+// one more NOTIFY with the latest serial, not one per commit.
+func TestNotifyCoalesces(t *testing.T) {
+	f := startFake(t, nil)
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	hold := make(chan struct{})
+	f.mu.Lock()
+	f.hold = hold
+	f.mu.Unlock()
+	_, s := serve(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, Options{NotifyTimeout: 5 * time.Second,
+		NotifyBackoff: 10 * time.Millisecond, PollInterval: 10 * time.Millisecond})
+	var last uint32
+	for i := range 20 {
+		last = commitLines(t, src, "example.test.", []string{fmt.Sprintf("a A 192.0.2.%d", i+2)})
+	}
+	close(hold)
+	eventually(t, "the NOTIFY of the last serial", func() bool {
+		got := f.seen()
+		return len(got) > 0 && got[len(got)-1] == last
+	}, func() string { return fmt.Sprintf("last %d, seen %v, peers %+v", last, f.seen(), s.Peers()) })
+	if got := f.seen(); len(got) > 2 {
+		t.Fatalf("%d NOTIFYs %v for a burst of 20 commits, want at most 2", len(got), got)
+	}
+}
+
+func TestNotifyRetries(t *testing.T) {
+	cases := []struct {
+		name         string
+		drop         int
+		silent       bool
+		sent, failed uint64
+	}{
+		{name: "answered at once", sent: 1},
+		{name: "answered on the third try", drop: 2, sent: 3},
+		{name: "never answered", silent: true, sent: 4, failed: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := startFake(t, nil)
+			f.mu.Lock()
+			f.drop, f.silent, f.follow = tc.drop, tc.silent, false
+			f.mu.Unlock()
+			src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+			opts := fastOptions
+			opts.NotifyTimeout = 50 * time.Millisecond
+			_, s := serve(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, opts)
+			eventually(t, "the NOTIFY round to end", func() bool {
+				pz, _, _ := peerZoneOf(s, f.addr, "example.test.")
+				return !pz.LastNotify.IsZero()
+			})
+			pz, _, _ := peerZoneOf(s, f.addr, "example.test.")
+			if pz.NotifySent != tc.sent || pz.NotifyFailed != tc.failed {
+				t.Fatalf("sent %d failed %d, want %d and %d", pz.NotifySent, pz.NotifyFailed, tc.sent, tc.failed)
+			}
+		})
+	}
+}
+
+func TestNotifySigned(t *testing.T) {
+	const secret = "c2VjcmV0IGtleSBmb3IgdHJhbnNmZXJz"
+	f := startFake(t, map[string]string{"xfr.": secret})
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	cfg := notifyConfig(t, f.addr.String(), `, "tsig_key": "xfr"`) +
+		`, "tsig_keys": {"xfr": {"algorithm": "hmac-sha256", "secret": "` + secret + `"}}}`
+	_, _ = serve(t, parse(t, cfg), src, fastOptions)
+	eventually(t, "a signed NOTIFY", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.signed == 1
+	})
+}
+
+// TestNotifyHostName: a secondary given by host name and port is
+// resolved, and NOTIFY goes to the address it resolves to.
+func TestNotifyHostName(t *testing.T) {
+	f := startFake(t, nil)
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	opts := fastOptions
+	opts.Resolver = loopbackResolver(t, "sec.example.test.")
+	_, s := serve(t, parse(t, notifyConfig(t, fmt.Sprintf("sec.example.test:%d", f.addr.Port()), "")+"}"), src, opts)
+	eventually(t, "a NOTIFY", func() bool { return len(f.seen()) == 1 })
+	peers := s.Peers()
+	if len(peers) != 1 || peers[0].Addr != f.addr.String() || len(peers[0].Names) != 1 || peers[0].Names[0] != "sec.example.test" {
+		t.Fatalf("peers %+v", peers)
+	}
+	if got := s.AllowedPeers(); len(got) != 1 || got[0] != "127.0.0.1" {
+		t.Fatalf("allowed peers %v", got)
+	}
+}
+
+// loopbackResolver resolves name to 127.0.0.1 through a DNS server of its
+// own on loopback.
+func loopbackResolver(t *testing.T, name string) *net.Resolver {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		if q := r.Question[0]; q.Name == name && q.Qtype == dns.TypeA {
+			m.Answer = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60},
+				A: net.IPv4(127, 0, 0, 1)}}
+		}
+		w.WriteMsg(m)
+	})
+	srv := &dns.Server{PacketConn: pc, Handler: h}
+	go srv.ActivateAndServe()
+	t.Cleanup(func() { srv.Shutdown() })
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "udp", pc.LocalAddr().String())
+	}}
+}
+
+// TestPeerGoesStale: a secondary that stays behind for StaleAfter is
+// marked stale and no longer counts for the journal.
+func TestPeerGoesStale(t *testing.T) {
+	f := startFake(t, nil)
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	opts := fastOptions
+	opts.StaleAfter = time.Hour
+	opts.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	_, s := serve(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, opts)
+	first := uint32(src.Snapshot("example.test.").Serial())
+	eventually(t, "the confirmed serial", func() bool { pz, _, _ := peerZoneOf(s, f.addr, "example.test."); return pz.Serial == first })
+	if got, ok := s.OldestConfirmed("example.test."); !ok || got != first {
+		t.Fatalf("oldest confirmed %d %v, want %d", got, ok, first)
+	}
+	f.mu.Lock()
+	f.follow = false // from now on it stays at the first serial
+	f.mu.Unlock()
+	commitLines(t, src, "example.test.", []string{"b A 192.0.2.2"})
+	eventually(t, "the second NOTIFY", func() bool { return len(f.seen()) == 2 })
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	eventually(t, "the peer to go stale", func() bool { pz, _, _ := peerZoneOf(s, f.addr, "example.test."); return pz.Stale })
+	if _, ok := s.OldestConfirmed("example.test."); ok {
+		t.Fatal("a stale secondary still holds the journal")
+	}
+	if !s.ForgetPeer(f.addr.String()) || len(s.Peers()) != 0 {
+		t.Fatalf("ForgetPeer left %+v", s.Peers())
+	}
+}
+
+func parse(t *testing.T, doc string) *schema.Config {
+	t.Helper()
+	cfg, err := schema.Parse([]byte(doc))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, doc)
+	}
+	return cfg
+}

@@ -1,0 +1,292 @@
+package xfr
+
+import (
+	"context"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cnsd/cnsd/schema"
+	"github.com/cnsd/cnsd/store"
+)
+
+// tracker follows the secondaries: it sends them NOTIFY after each new
+// serial, polls their SOA until they serve it, and keeps what it learnt
+// for the API. Secondaries are the configured peers (host names resolved
+// periodically) and every address that has transferred a zone.
+type tracker struct {
+	s    *Server
+	kick chan struct{} // the configuration changed
+
+	mu       sync.Mutex
+	resolved map[string][]netip.Addr // lower-case host name → its addresses
+	learnt   map[netip.Addr]map[string]bool
+	peers    map[netip.AddrPort]*peer
+	ctx      context.Context // the run's, for the workers it starts
+}
+
+// peer is one secondary as NOTIFY reaches it.
+type peer struct {
+	addr    netip.AddrPort
+	version string
+	asked   bool // version.bind was asked
+	zones   map[string]*peerZone
+}
+
+// peerZone is what is known of one zone on one secondary. want is the
+// serial it should reach, notified the last serial sent to it; running
+// says a worker is busy with it.
+type peerZone struct {
+	want, notified, confirmed uint32
+	wantSince, confirmedAt    time.Time
+	lastNotify                time.Time
+	axfr, ixfr                uint64
+	notifySent, notifyFailed  uint64
+	stale, running            bool
+}
+
+func newTracker(s *Server) *tracker {
+	return &tracker{s: s, kick: make(chan struct{}, 1), resolved: map[string][]netip.Addr{},
+		learnt: map[netip.Addr]map[string]bool{}, peers: map[netip.AddrPort]*peer{}}
+}
+
+func (t *tracker) configChanged() {
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run NOTIFYs secondaries of every zone whose serial changes, until ctx
+// ends.
+func (t *tracker) run(ctx context.Context) error {
+	t.mu.Lock()
+	t.ctx = ctx
+	t.mu.Unlock()
+	// Watch before the first round, so that no change falls between.
+	changed := t.s.src.Watch()
+	if u, ok := t.s.src.(interface{ Unwatch(<-chan struct{}) }); ok {
+		defer u.Unwatch(changed)
+	}
+	t.resolve(ctx)
+	resolveTick := time.NewTicker(t.s.opts.ResolveInterval)
+	defer resolveTick.Stop()
+	for {
+		t.round()
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		case <-t.kick:
+			t.resolve(ctx)
+		case <-resolveTick.C:
+			t.resolve(ctx)
+		}
+	}
+}
+
+// round brings every secondary's wanted serial up to its zones' current
+// ones and starts a worker wherever a NOTIFY is due.
+func (t *tracker) round() {
+	st := t.s.settings()
+	now := t.s.opts.Clock()
+	for _, z := range st.served(t.s.src) {
+		if z.snap == nil {
+			continue
+		}
+		serial := z.serial()
+		for _, target := range t.targets(st, z) {
+			t.want(target, z.name, serial, now)
+		}
+	}
+}
+
+// want records that the secondary at addr should serve zone at serial.
+func (t *tracker) want(addr netip.AddrPort, zone string, serial uint32, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.peerLocked(addr)
+	pz := p.zones[zone]
+	if pz == nil {
+		pz = &peerZone{}
+		p.zones[zone] = pz
+	}
+	if pz.want == 0 || store.Serial(pz.want).Less(store.Serial(serial)) {
+		// Behind since now, unless it was behind already.
+		if pz.want == 0 || pz.reached() {
+			pz.wantSince = now
+		}
+		pz.want = serial
+	}
+	if !pz.running && !pz.stale && pz.due() && t.ctx != nil {
+		pz.running = true
+		go t.work(t.ctx, addr, zone)
+	}
+}
+
+// due reports whether a NOTIFY is owed or the serial is not confirmed.
+func (pz *peerZone) due() bool {
+	return pz.notified != pz.want || !pz.reached()
+}
+
+// reached reports whether the secondary confirmed the wanted serial.
+func (pz *peerZone) reached() bool {
+	return pz.confirmed != 0 && !store.Serial(pz.confirmed).Less(store.Serial(pz.want))
+}
+
+func (t *tracker) peerLocked(addr netip.AddrPort) *peer {
+	p := t.peers[addr]
+	if p == nil {
+		p = &peer{addr: addr, zones: map[string]*peerZone{}}
+		t.peers[addr] = p
+	}
+	return p
+}
+
+// targets are where NOTIFY about z goes: its configured secondaries and
+// the addresses that transferred it.
+func (t *tracker) targets(st *settings, z servedZone) []netip.AddrPort {
+	out := t.configured(z.conf.access)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for addr, zones := range t.learnt {
+		if zones[z.name] {
+			out = append(out, t.portFor(st, addr))
+		}
+	}
+	slices.SortFunc(out, netip.AddrPort.Compare)
+	return slices.Compact(out)
+}
+
+// configured resolves access's peers to the addresses NOTIFY goes to.
+func (t *tracker) configured(access schema.ZoneAccess) []netip.AddrPort {
+	var out []netip.AddrPort
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range access.Peers {
+		host, port, err := schema.SplitPeer(p)
+		if err != nil {
+			continue
+		}
+		if a, err := netip.ParseAddr(host); err == nil {
+			out = append(out, netip.AddrPortFrom(a.Unmap(), port))
+			continue
+		}
+		for _, a := range t.resolved[strings.ToLower(host)] {
+			out = append(out, netip.AddrPortFrom(a, port))
+		}
+	}
+	return out
+}
+
+// portFor is the port a secondary known by its address listens on: the
+// port of a configured peer at that address, else 53. A transfer comes
+// from an ephemeral port, which says nothing.
+func (t *tracker) portFor(st *settings, addr netip.Addr) netip.AddrPort {
+	for _, access := range st.allAccess() {
+		for _, p := range access.Peers {
+			host, port, err := schema.SplitPeer(p)
+			if err != nil {
+				continue
+			}
+			if a, err := netip.ParseAddr(host); err == nil && a.Unmap() == addr {
+				return netip.AddrPortFrom(addr, port)
+			}
+			if slices.Contains(t.resolved[strings.ToLower(host)], addr) {
+				return netip.AddrPortFrom(addr, port)
+			}
+		}
+	}
+	return netip.AddrPortFrom(addr, 53)
+}
+
+// transferred records that addr transferred zone at serial; kind is
+// "axfr" or "ixfr". The address gets NOTIFY for the zone from now on.
+func (t *tracker) transferred(addr netip.Addr, zone string, serial uint32, kind string) {
+	if !addr.IsValid() {
+		return
+	}
+	st := t.s.settings()
+	now := t.s.opts.Clock()
+	t.mu.Lock()
+	if t.learnt[addr] == nil {
+		t.learnt[addr] = map[string]bool{}
+	}
+	t.learnt[addr][zone] = true
+	target := t.portFor(st, addr)
+	pz := t.peerLocked(target).zones[zone]
+	if pz == nil {
+		pz = &peerZone{}
+		t.peerLocked(target).zones[zone] = pz
+	}
+	if kind == "axfr" {
+		pz.axfr++
+	} else {
+		pz.ixfr++
+	}
+	// It has the serial it fetched; the worker confirms by polling.
+	pz.notified, pz.stale = serial, false
+	t.mu.Unlock()
+	t.want(target, zone, serial, now)
+}
+
+// peerAddrs returns the addresses of access's secondaries: those given as
+// addresses, and the last resolution of those given as host names.
+func (t *tracker) peerAddrs(access schema.ZoneAccess) []netip.Addr {
+	var out []netip.Addr
+	for _, ap := range t.configured(access) {
+		out = append(out, ap.Addr())
+	}
+	return out
+}
+
+// resolve looks up every configured host-name secondary, IPv4 and IPv6.
+// A failed lookup keeps the previous addresses: a DNS hiccup must not
+// cut a secondary off.
+func (t *tracker) resolve(ctx context.Context) {
+	hosts := map[string]bool{}
+	for _, access := range t.s.settings().allAccess() {
+		for _, p := range access.Peers {
+			if host, _, err := schema.SplitPeer(p); err == nil {
+				if _, err := netip.ParseAddr(host); err != nil {
+					hosts[strings.ToLower(host)] = true
+				}
+			}
+		}
+	}
+	next := map[string][]netip.Addr{}
+	for host := range hosts {
+		lctx, cancel := context.WithTimeout(ctx, t.s.opts.NotifyTimeout)
+		addrs, err := t.s.opts.Resolver.LookupNetIP(lctx, "ip", host)
+		cancel()
+		if err != nil {
+			t.s.log.Warn("cannot resolve a secondary", "peer", host, "err", err)
+			t.mu.Lock()
+			next[host] = t.resolved[host]
+			t.mu.Unlock()
+			continue
+		}
+		for i := range addrs {
+			addrs[i] = addrs[i].Unmap()
+		}
+		slices.SortFunc(addrs, netip.Addr.Compare)
+		next[host] = slices.Compact(addrs)
+	}
+	t.mu.Lock()
+	t.resolved = next
+	t.mu.Unlock()
+}
+
+// allAccess lists the access settings of every zone, catalog included.
+func (st *settings) allAccess() []schema.ZoneAccess {
+	out := []schema.ZoneAccess{st.reverse.access}
+	for _, zc := range st.forward {
+		out = append(out, zc.access)
+	}
+	if st.catalog != nil {
+		out = append(out, st.catalog.access)
+	}
+	return out
+}
