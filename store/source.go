@@ -21,3 +21,9 @@ func (s *Store) CommitSource(ctx context.Context, source string, zones map[strin
 	}
 	return s.Commit(ctx, []zonegen.Contribution{c})
 }
+
+// NewRecord builds a Record from a DNS type number, for packages that
+// write records without zonegen (the catalog zone's, say).
+func NewRecord(name string, rrtype uint16, data, source string) Record {
+	return Record{Name: name, Type: zonegen.Type(rrtype), Data: data, Source: source}
+}

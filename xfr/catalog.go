@@ -1,0 +1,153 @@
+package xfr
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/schema"
+	"github.com/cnsd/cnsd/store"
+)
+
+// catalogSource is the contributor of the catalog zone's records.
+const catalogSource = "catalog"
+
+// catalogConfig returns how the catalog zone is served, or false when it
+// is disabled. Its NS is "invalid." (RFC 9432 §4.1), set by newSettings.
+func catalogConfig(cfg *schema.Config) (*zoneConf, bool) {
+	if cfg.CatalogZone.Disabled || cfg.CatalogZone.Name == "" {
+		return nil, false
+	}
+	name := dns.Fqdn(strings.ToLower(cfg.CatalogZone.Name))
+	return &zoneConf{name: name, kind: catalogZone, access: cfg.CatalogZone.ZoneAccess, mname: dns.Fqdn(strings.ToLower(cfg.MyName))}, true
+}
+
+// CatalogStore is what the catalog maintainer reads zones from and writes
+// the catalog zone's records to: the store.
+type CatalogStore interface {
+	Source
+	CommitSource(ctx context.Context, source string, zones map[string][]store.Record) ([]store.Diff, error)
+}
+
+var _ CatalogStore = (*store.Store)(nil)
+
+// Catalog keeps the catalog zone (RFC 9432, version 2) listing every
+// served zone, so that a secondary configured with the catalog alone
+// serves each forward zone and every reverse zone as it appears. It
+// writes to the store, so only the process that holds the writer lease
+// may run it.
+type Catalog struct {
+	st   CatalogStore
+	log  *slog.Logger
+	cfg  atomic.Pointer[schema.Config]
+	kick chan struct{}
+	last    []string // members written last, sorted
+	zone    string   // catalog zone written last
+	written bool     // last and zone are in the store
+}
+
+// NewCatalog returns a maintainer of cfg's catalog zone over st.
+func NewCatalog(cfg *schema.Config, st CatalogStore, log *slog.Logger) *Catalog {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	c := &Catalog{st: st, log: log.With("component", "catalog"), kick: make(chan struct{}, 1)}
+	c.cfg.Store(cfg)
+	return c
+}
+
+// SetConfig makes cfg the configuration the catalog follows.
+func (c *Catalog) SetConfig(cfg *schema.Config) {
+	c.cfg.Store(cfg)
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Run rewrites the catalog whenever the set of served zones changes,
+// until ctx ends.
+func (c *Catalog) Run(ctx context.Context) error {
+	changed := c.st.Watch()
+	if u, ok := c.st.(interface{ Unwatch(<-chan struct{}) }); ok {
+		defer u.Unwatch(changed)
+	}
+	for {
+		if err := c.update(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			c.log.Error("cannot write the catalog zone", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		case <-c.kick:
+		}
+	}
+}
+
+// update writes the catalog's records when its members changed.
+func (c *Catalog) update(ctx context.Context) error {
+	st := newSettings(c.cfg.Load())
+	zone, members := "", []string(nil)
+	if st.catalog != nil {
+		zone = st.catalog.name
+		members = catalogMembers(st, c.st)
+	}
+	if c.written && zone == c.zone && slices.Equal(members, c.last) {
+		return nil
+	}
+	zones := map[string][]store.Record{}
+	if zone != "" {
+		zones[zone] = catalogRecords(zone, members)
+	}
+	// Records of a catalog zone renamed or disabled go with the zones
+	// left out of the map.
+	if _, err := c.st.CommitSource(ctx, catalogSource, zones); err != nil {
+		return err
+	}
+	if zone != c.zone || !slices.Equal(members, c.last) {
+		c.log.Info("catalog zone written", "zone", zone, "members", len(members))
+	}
+	c.zone, c.last, c.written = zone, members, true
+	return nil
+}
+
+// catalogMembers lists the zones the catalog names: every served zone the
+// store holds, but the catalog itself.
+func catalogMembers(st *settings, src Source) []string {
+	var out []string
+	for _, z := range st.served(src) {
+		if z.conf.kind != catalogZone && z.snap != nil {
+			out = append(out, z.name)
+		}
+	}
+	return out
+}
+
+// catalogRecords are the catalog zone's records (RFC 9432 §4.2): its
+// schema version and one PTR per member, under a label derived from the
+// member's name, so it is unique and stays the same as zones come and go.
+func catalogRecords(catalog string, members []string) []store.Record {
+	recs := []store.Record{store.NewRecord("version."+catalog, dns.TypeTXT, `"2"`, catalogSource)}
+	for _, m := range members {
+		recs = append(recs, store.NewRecord(memberID(m)+".zones."+catalog, dns.TypePTR, m, catalogSource))
+	}
+	return recs
+}
+
+// memberID is the member zone's unique label: the first 8 octets of the
+// SHA-256 of its lower-case presentation name, in hex.
+func memberID(zone string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(zone)))
+	return hex.EncodeToString(sum[:8])
+}

@@ -1,0 +1,90 @@
+package xfr
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/cnsd/cnsd/store"
+)
+
+// runCatalog runs a catalog maintainer until the test ends.
+func runCatalog(t *testing.T, c *Catalog) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+// catalogRRs returns the catalog zone's records as "name TYPE data".
+func catalogRRs(src *store.Store, zone string) []string {
+	snap := src.Snapshot(zone)
+	if snap == nil {
+		return nil
+	}
+	var out []string
+	for r := range snap.All() {
+		out = append(out, r.String())
+	}
+	return out
+}
+
+func TestCatalog(t *testing.T) {
+	const cat = "catalog.cnsd.invalid."
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}, "sub.example.test.": {"x A 192.0.2.9"}})
+	c := NewCatalog(testConfig(t, ""), src, nil)
+	runCatalog(t, c)
+	ptr := func(zone string) string { return memberID(zone) + ".zones." + cat + "\tPTR\t" + zone }
+	version := "version." + cat + "\tTXT\t\"2\""
+	want := []string{ptr("example.test."), ptr("sub.example.test."), version}
+	slices.Sort(want)
+	eventually(t, "the catalog", func() bool {
+		got := catalogRRs(src, cat)
+		slices.Sort(got)
+		return slices.Equal(got, want)
+	}, func() string { return fmtList(catalogRRs(src, cat)) })
+	serial := src.Snapshot(cat).Serial()
+
+	// A new reverse zone joins; a change inside a zone rewrites nothing.
+	if _, err := src.CommitSource(context.Background(), "other", map[string][]store.Record{
+		"example.test.":         {rec("b.example.test.", "A", "192.0.2.2")},
+		"2.0.192.in-addr.arpa.": {rec("2.2.0.192.in-addr.arpa.", "PTR", "b.example.test.")}}); err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, ptr("2.0.192.in-addr.arpa."))
+	slices.Sort(want)
+	eventually(t, "the reverse zone in the catalog", func() bool {
+		got := catalogRRs(src, cat)
+		slices.Sort(got)
+		return slices.Equal(got, want)
+	}, func() string { return fmtList(catalogRRs(src, cat)) })
+	if next := src.Snapshot(cat).Serial(); next == serial {
+		t.Fatal("the catalog's serial did not change with its members")
+	}
+
+	// Disabled: the catalog zone's records go, and with them the zone.
+	c.SetConfig(testConfig(t, `, "catalog_zone": {"disabled": true}`))
+	eventually(t, "the catalog zone to go", func() bool { return src.Snapshot(cat) == nil })
+}
+
+func TestMemberIDs(t *testing.T) {
+	a, b := memberID("example.test."), memberID("Example.TEST.")
+	if a != b || len(a) != 16 || memberID("other.test.") == a {
+		t.Fatalf("ids %s %s %s: want stable, case-insensitive, 16 hex digits, distinct", a, b, memberID("other.test."))
+	}
+}
+
+func fmtList(l []string) string {
+	out := ""
+	for _, s := range l {
+		out += "\n" + s
+	}
+	return out
+}
