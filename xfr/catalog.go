@@ -44,10 +44,10 @@ var _ CatalogStore = (*store.Store)(nil)
 // writes to the store, so only the process that holds the writer lease
 // may run it.
 type Catalog struct {
-	st   CatalogStore
-	log  *slog.Logger
-	cfg  atomic.Pointer[schema.Config]
-	kick chan struct{}
+	st      CatalogStore
+	log     *slog.Logger
+	cfg     atomic.Pointer[schema.Config]
+	kick    chan struct{}
 	last    []string // members written last, sorted
 	zone    string   // catalog zone written last
 	written bool     // last and zone are in the store
