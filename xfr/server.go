@@ -94,11 +94,8 @@ type Server struct {
 	opts Options
 	set  atomic.Pointer[settings]
 
-	peers *tracker
-
-	// mu guards servers.
-	mu      sync.Mutex
-	servers []*dns.Server
+	peers   *tracker
+	queries rcodeCounters
 }
 
 // New returns a Server for cfg reading zones from src.
