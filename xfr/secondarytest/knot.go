@@ -32,8 +32,8 @@ func StartKnot(t testing.TB, cfg Config) *Secondary {
 }
 
 // knotConf is a knot.conf (Knot DNS 3.x) for a secondary listening on
-// 127.0.0.1@port. Zones live only in its storage directory: no zone
-// files are written or read, so every start transfers afresh.
+// 127.0.0.1@port. Zones live only in its journal (journal-content:
+// all), not in zone files, and survive a restart.
 func knotConf(dir string, port uint16, cfg Config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `server:
@@ -75,7 +75,7 @@ template:
     acl: %s
     zonefile-load: none
     zonefile-sync: -1
-    journal-content: changes
+    journal-content: all
 `, filepath.Join(dir, "zones"), acls)
 	b.WriteString("\nzone:\n")
 	if cfg.Catalog != "" {

@@ -232,12 +232,18 @@ func TestSmoke(t *testing.T) {
 			if got := RRsets(r.Answer); !slices.Equal(got, []string{"www.smoke.test.\t0\tIN\tA\t192.0.2.2"}) {
 				t.Errorf("www.smoke.test A after update: %q", got)
 			}
-			want := []Transfer{{"smoke.test.", "AXFR", 1}, {"smoke.test.", "AXFR", 2}, {"smoke.test.", "IXFR", 3}}
+			// A restarted secondary keeps its copy and catches up by IXFR.
+			s.Stop()
+			p.update(t, nil, []string{"gone.smoke.test. 60 IN A 192.0.2.4"})
+			s.Restart(t)
+			serial = p.update(t, nil, []string{"back.smoke.test. 60 IN A 192.0.2.5"}, s.Addr())
+			s.WaitSerial(t, zone, serial, 20*time.Second)
+			want := []Transfer{{"smoke.test.", "AXFR", 1}, {"smoke.test.", "AXFR", 2}, {"smoke.test.", "IXFR", 3}, {"smoke.test.", "IXFR", 5}}
 			if got := s.Transfers(zone); !slices.Equal(got, want) {
 				t.Errorf("transfers:\n got %v\nwant %v\nlog:\n%s", got, want, s.Log())
 			}
-			if a, i := s.CountAXFR(zone), s.CountIXFR(zone); a != 2 || i != 1 {
-				t.Errorf("CountAXFR, CountIXFR = %d, %d, want 2, 1", a, i)
+			if a, i := s.CountAXFR(zone), s.CountIXFR(zone); a != 2 || i != 2 {
+				t.Errorf("CountAXFR, CountIXFR = %d, %d, want 2, 2", a, i)
 			}
 		})
 	}

@@ -39,13 +39,14 @@ type Key struct {
 
 // Secondary is one running secondary.
 type Secondary struct {
-	kind string // "bind" or "knot"
-	dir  string
-	addr netip.AddrPort
-	log  string // the file its log lines go to
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
-	err  error         // the process's exit status, set before done closes
+	kind   string // "bind" or "knot"
+	dir    string
+	addr   netip.AddrPort
+	log    string // the file its log lines go to
+	cmd    *exec.Cmd
+	launch launcher
+	done   chan struct{} // closed when the process has exited
+	err    error         // the process's exit status, set before done closes
 }
 
 // startTimeout bounds how long a secondary may take to answer its first
@@ -137,9 +138,9 @@ func start(t testing.TB, kind, dir, logPath string, launch launcher) *Secondary 
 		if err != nil {
 			t.Fatalf("secondarytest: %v", err)
 		}
-		s := &Secondary{kind: kind, dir: dir, log: logPath, done: make(chan struct{}),
+		s := &Secondary{kind: kind, dir: dir, log: logPath, launch: launch,
 			addr: netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), port)}
-		if err := s.run(launch(port)); err != nil {
+		if err := s.run(os.O_TRUNC); err != nil {
 			t.Fatalf("secondarytest: start %s: %v", kind, err)
 		}
 		t.Cleanup(s.stop)
@@ -155,26 +156,46 @@ func start(t testing.TB, kind, dir, logPath string, launch launcher) *Secondary 
 	}
 }
 
-// run starts cmd with its output appended to the log file.
-func (s *Secondary) run(cmd *exec.Cmd) error {
-	f, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+// run starts the secondary on its port with its output going to the
+// log file, opened with the extra flag (truncate or append).
+func (s *Secondary) run(flag int) error {
+	f, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|flag, 0o644)
 	if err != nil {
 		return err
 	}
+	cmd := s.launch(s.addr.Port())
+	s.done = make(chan struct{})
 	defer f.Close()
 	cmd.Dir, cmd.Stdout, cmd.Stderr = s.dir, f, f
 	// Its own process group, so that a ^C to the test does not reach it
 	// before Cleanup does.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
+		s.err = err
+		close(s.done)
 		return err
 	}
 	s.cmd = cmd
+	done := s.done
 	go func() {
 		s.err = cmd.Wait()
-		close(s.done)
+		close(done)
 	}()
 	return nil
+}
+
+// Restart stops the secondary and starts it again on the same port and
+// directory, keeping the zones it has stored, and waits until it answers.
+// Its log goes on in the same file.
+func (s *Secondary) Restart(t testing.TB) {
+	t.Helper()
+	s.stop()
+	if err := s.run(os.O_APPEND); err != nil {
+		t.Fatalf("secondarytest: restart %s: %v", s.kind, err)
+	}
+	if err := s.waitReady(); err != nil {
+		t.Fatalf("secondarytest: %s did not come up again on %s: %v\nlog:\n%s", s.kind, s.addr, err, s.logTail())
+	}
 }
 
 // waitReady waits until the secondary answers a query (any rcode).
