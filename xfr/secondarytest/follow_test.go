@@ -144,7 +144,7 @@ func TestFollowCommits(t *testing.T) {
 					t.Fatalf("stopping after commit %d", i)
 				}
 			}
-			transfersAre(t, s, zone, "AXFR", serials)
+			transfersAre(t, s, s.Transfers(zone), zone, "AXFR", serials)
 			t.Logf("%s followed %d commits in %v", sec.name, commits, time.Since(began).Round(time.Millisecond))
 		})
 	}
