@@ -54,7 +54,9 @@ options {
 	serial-query-rate 1000;
 `, dir, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), port)
 	if cfg.Catalog != "" {
-		fmt.Fprintf(&b, "\tcatalog-zones {\n\t\tzone %q default-primaries { %s; } zone-directory %q;\n\t};\n",
+		// min-update-interval: BIND applies a catalog's changes at most
+		// every 5 s by default.
+		fmt.Fprintf(&b, "\tcatalog-zones {\n\t\tzone %q default-primaries { %s; } zone-directory %q min-update-interval 1;\n\t};\n",
 			bare(fqdn(cfg.Catalog)), primaries, dir)
 	}
 	b.WriteString("};\n")

@@ -65,6 +65,7 @@ func TestTrimmedJournal(t *testing.T) {
 				// first commit after it: that was the full transfer.
 				serials = append([]uint32{after[0].Serial}, serials...)
 			}
+			t.Logf("%s after the restart: %v", sec.name, after)
 			transfersAre(t, s, after, zone, "AXFR", serials)
 		})
 	}
