@@ -145,6 +145,11 @@ func TestFollowCommits(t *testing.T) {
 				}
 			}
 			transfersAre(t, s, s.Transfers(zone), zone, "AXFR", serials)
+			// The SOA refresh is an hour: NOTIFY, not polling, made the
+			// secondary ask.
+			if n := s.Notifies(zone); n < commits {
+				t.Errorf("%s logged %d NOTIFYs for %d commits", sec.name, n, commits)
+			}
 			t.Logf("%s followed %d commits in %v", sec.name, commits, time.Since(began).Round(time.Millisecond))
 		})
 	}

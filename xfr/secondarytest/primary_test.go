@@ -242,6 +242,9 @@ func TestSmoke(t *testing.T) {
 			if got := s.Transfers(zone); !slices.Equal(got, want) {
 				t.Errorf("transfers:\n got %v\nwant %v\nlog:\n%s", got, want, s.Log())
 			}
+			if n := s.Notifies(zone); n != 3 {
+				t.Errorf("%d NOTIFYs logged, want 3", n)
+			}
 			if a, i := s.CountAXFR(zone), s.CountIXFR(zone); a != 2 || i != 2 {
 				t.Errorf("CountAXFR, CountIXFR = %d, %d, want 2, 2", a, i)
 			}

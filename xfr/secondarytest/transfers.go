@@ -56,6 +56,25 @@ func (s *Secondary) count(zone, kind string) int {
 	return n
 }
 
+// Notifies is how many NOTIFY messages for zone the secondary logged
+// receiving (each retransmission counts).
+func (s *Secondary) Notifies(zone string) int {
+	var marker string
+	switch s.kind {
+	case "bind":
+		marker = "received notify for zone '" + bare(fqdn(zone)) + "'"
+	case "knot":
+		marker = "[" + fqdn(zone) + "] notify, incoming,"
+	}
+	n := 0
+	for line := range strings.Lines(s.Log()) {
+		if strings.Contains(line, marker) {
+			n++
+		}
+	}
+	return n
+}
+
 // BIND 9.18 at debug level 3 logs, per transfer:
 //
 //	transfer of 'z/IN' from 127.0.0.1#5300: got incremental response   (or nonincremental)
