@@ -110,8 +110,13 @@ func (m *zoneModel) sample(touched []string) []string {
 	return out
 }
 
-// commits is how many random changes TestFollowCommits makes.
-const commits = 200
+// commits is how many random changes TestFollowCommits makes, starting
+// from a zone of initialNames names: large enough that the first
+// transfer takes several messages.
+const (
+	commits      = 200
+	initialNames = 2000
+)
 
 // TestFollowCommits: a secondary transfers the zone once in full, then
 // follows every one of many commits by NOTIFY and IXFR, and answers like
@@ -122,7 +127,7 @@ func TestFollowCommits(t *testing.T) {
 			const zone = "fwd.cnsd.test."
 			began := time.Now()
 			st := openStore(t, store.Options{})
-			m := newZoneModel(zone, 4, 20)
+			m := newZoneModel(zone, 4, initialNames)
 			serials := []uint32{commit(t, st, m.records())[zone]}
 			c := listenCNSD(t)
 			s := sec.start(t, secondarytest.Config{Primary: c.addr, Zones: []string{zone}})
