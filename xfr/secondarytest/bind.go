@@ -1,0 +1,73 @@
+package secondarytest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// StartBIND starts named as a secondary of cfg.Primary for cfg.Zones (and
+// the members of cfg.Catalog). It runs in the foreground (-g) with every
+// log line on stderr, which goes to the log file.
+func StartBIND(t testing.TB, cfg Config) *Secondary {
+	t.Helper()
+	bin := binary(t, "named", "CNSD_NAMED", "bind9")
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "named.log")
+	return start(t, "bind", dir, logPath, func(port uint16) *exec.Cmd {
+		conf := filepath.Join(dir, "named.conf")
+		if err := os.WriteFile(conf, []byte(bindConf(dir, port, cfg)), 0o644); err != nil {
+			t.Fatalf("secondarytest: %v", err)
+		}
+		// -4: no IPv6 sockets; -n 1: one worker thread, the machine is
+		// small and shared; -d 1 adds the lines that name IXFR and AXFR.
+		return exec.Command(bin, "-g", "-4", "-n", "1", "-d", "3", "-c", conf)
+	})
+}
+
+// bindConf is a named.conf for a secondary listening on 127.0.0.1:port.
+// The control channel is off (controls {}) so that several instances do
+// not fight over port 953.
+func bindConf(dir string, port uint16, cfg Config) string {
+	var b strings.Builder
+	primaries := fmt.Sprintf("%s port %d", cfg.Primary.Addr(), cfg.Primary.Port())
+	if cfg.TSIG != nil {
+		fmt.Fprintf(&b, "key %q {\n\talgorithm %s;\n\tsecret %q;\n};\n", bare(fqdn(cfg.TSIG.Name)), cfg.TSIG.Algorithm, cfg.TSIG.Secret)
+		primaries += fmt.Sprintf(" key %q", bare(fqdn(cfg.TSIG.Name)))
+	}
+	fmt.Fprintf(&b, `controls { };
+options {
+	directory %q;
+	pid-file %q;
+	session-keyfile %q;
+	listen-on port %d { 127.0.0.1; };
+	listen-on-v6 { none; };
+	recursion no;
+	notify no;
+	allow-query { any; };
+	allow-notify { any; };
+	dnssec-validation no;
+	ixfr-from-differences no;
+	serial-query-rate 1000;
+`, dir, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), port)
+	if cfg.Catalog != "" {
+		// min-update-interval: BIND applies a catalog's changes at most
+		// every 5 s by default.
+		fmt.Fprintf(&b, "\tcatalog-zones {\n\t\tzone %q default-primaries { %s; } zone-directory %q min-update-interval 1;\n\t};\n",
+			bare(fqdn(cfg.Catalog)), primaries, dir)
+	}
+	b.WriteString("};\n")
+	zones := cfg.Zones
+	if cfg.Catalog != "" {
+		zones = append([]string{cfg.Catalog}, zones...)
+	}
+	for _, z := range zones {
+		z = bare(fqdn(z))
+		fmt.Fprintf(&b, "zone %q {\n\ttype secondary;\n\tprimaries { %s; };\n\tfile %q;\n};\n",
+			z, primaries, z+".db")
+	}
+	return b.String()
+}

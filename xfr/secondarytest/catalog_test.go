@@ -1,0 +1,66 @@
+//go:build catalogtest
+
+package secondarytest_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/schema"
+	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/xfr"
+	"github.com/cnsd/cnsd/xfr/secondarytest"
+)
+
+// TestCatalogNewReverseZone: a secondary configured with only the
+// catalog zone serves the forward zone it lists and a reverse zone that
+// appears later, once the catalog maintainer has listed it.
+func TestCatalogNewReverseZone(t *testing.T) {
+	const (
+		catalog = "catalog.cnsd.invalid."
+		fwd     = "fwd.cnsd.test."
+		rev     = "2.0.192.in-addr.arpa."
+	)
+	for _, sec := range secondaries {
+		t.Run(sec.name, func(t *testing.T) {
+			st := openStore(t, store.Options{})
+			zones := map[string][]store.Record{fwd: {rec("h5."+fwd, dns.TypeA, "192.0.2.5")}}
+			commit(t, st, zones)
+			c := listenCNSD(t)
+			s := sec.start(t, secondarytest.Config{Primary: c.addr, Catalog: catalog})
+			cfg := parseConfig(t, `{"my_name": "ns1.cnsd.test", "hostmaster": "hostmaster@cnsd.test",
+				"forward_zones": {"fwd.cnsd.test": {"networks": ["*"], "peers": [%[1]q]}},
+				"reverse_zones": {"peers": [%[1]q]},
+				"catalog_zone": {"peers": [%[1]q]}}`, peer(s))
+			c.run(t, cfg, st, xfr.Options{})
+			runCatalog(t, cfg, st)
+
+			s.WaitAnswer(t, "h5."+fwd, "A", waitTimeout, hasAnswer)
+			zones[rev] = []store.Record{rec("5."+rev, dns.TypePTR, "h5."+fwd)}
+			commit(t, st, zones)
+			s.WaitAnswer(t, "5."+rev, "PTR", waitTimeout, hasAnswer)
+			sameAnswers(t, c, s, []string{"5." + rev, "6." + rev}, "PTR")
+			sameAnswers(t, c, s, []string{"h5." + fwd}, "A")
+		})
+	}
+}
+
+func hasAnswer(r *dns.Msg) bool { return r.Rcode == dns.RcodeSuccess && len(r.Answer) > 0 }
+
+// runCatalog runs the catalog maintainer over st until the test ends.
+func runCatalog(t *testing.T, cfg *schema.Config, st *store.Store) {
+	t.Helper()
+	cat := xfr.NewCatalog(cfg, st, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cat.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("catalog: %v", err)
+		}
+	})
+}

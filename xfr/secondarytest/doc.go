@@ -1,0 +1,32 @@
+// Package secondarytest starts real DNS secondaries — BIND 9 (named) and
+// Knot DNS (knotd) — as child processes for integration tests of cnsd's
+// transfers: each on 127.0.0.1 with a port the harness picks, in a
+// temporary directory, logging to a file the test reads to tell an IXFR
+// from an AXFR.
+//
+// A test binds its primary first, starts the secondary with the
+// primary's address, then configures the primary with the secondary's
+// address (to send it NOTIFY):
+//
+//	s := secondarytest.StartBIND(t, secondarytest.Config{
+//		Primary: primaryAddr, // a netip.AddrPort on 127.0.0.1
+//		Zones:   []string{"example.test"},
+//	})
+//	// ... commit a change, which the primary announces by NOTIFY ...
+//	s.WaitSerial(t, "example.test", serial, 30*time.Second)
+//	r := s.Query(t, "www.example.test", "A")
+//	kinds := s.Transfers("example.test") // AXFR first, IXFR after
+//
+// The processes are stopped when the test ends. A test that needs a
+// secondary whose binary is missing is skipped, unless the environment
+// sets CNSD_REQUIRE_SECONDARIES (make test does), in which case it fails
+// naming the Debian package to install. CNSD_NAMED and CNSD_KNOTD
+// override the binaries' paths.
+//
+// BIND runs with -d 3: at that level it logs whether a response was
+// incremental. Both servers run with one worker thread; the test machine
+// is small.
+//
+// It imports only miekg/dns and the standard library, so any test of the
+// module may use it.
+package secondarytest

@@ -1,0 +1,88 @@
+package secondarytest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// StartKnot starts knotd as a secondary of cfg.Primary for cfg.Zones (and
+// the members of cfg.Catalog), logging at info to stderr, which goes to
+// the log file.
+func StartKnot(t testing.TB, cfg Config) *Secondary {
+	t.Helper()
+	bin := binary(t, "knotd", "CNSD_KNOTD", "knot")
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "knotd.log")
+	return start(t, "knot", dir, logPath, func(port uint16) *exec.Cmd {
+		for _, d := range []string{"db", "zones"} {
+			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+				t.Fatalf("secondarytest: %v", err)
+			}
+		}
+		conf := filepath.Join(dir, "knot.conf")
+		if err := os.WriteFile(conf, []byte(knotConf(dir, port, cfg)), 0o644); err != nil {
+			t.Fatalf("secondarytest: %v", err)
+		}
+		return exec.Command(bin, "-c", conf)
+	})
+}
+
+// knotConf is a knot.conf (Knot DNS 3.x) for a secondary listening on
+// 127.0.0.1@port. Zones live only in its journal (journal-content:
+// all), not in zone files, and survive a restart.
+func knotConf(dir string, port uint16, cfg Config) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `server:
+    rundir: %q
+    listen: 127.0.0.1@%d
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+
+log:
+  - target: stderr
+    any: info
+
+database:
+    storage: %q
+
+`, dir, port, filepath.Join(dir, "db"))
+	keyRef := ""
+	if cfg.TSIG != nil {
+		fmt.Fprintf(&b, "key:\n  - id: %s\n    algorithm: %s\n    secret: %s\n\n",
+			fqdn(cfg.TSIG.Name), cfg.TSIG.Algorithm, cfg.TSIG.Secret)
+		keyRef = "\n    key: " + fqdn(cfg.TSIG.Name)
+	}
+	fmt.Fprintf(&b, "remote:\n  - id: primary\n    address: %s@%d%s\n\n",
+		cfg.Primary.Addr(), cfg.Primary.Port(), keyRef)
+	// NOTIFY comes from the primary's address but not its port; it may
+	// be signed or not.
+	fmt.Fprintf(&b, "acl:\n  - id: notify\n    address: %s\n    action: notify\n", cfg.Primary.Addr())
+	acls := "[notify]"
+	if cfg.TSIG != nil {
+		fmt.Fprintf(&b, "  - id: notify-signed\n    address: %s\n    action: notify%s\n", cfg.Primary.Addr(), keyRef)
+		acls = "[notify, notify-signed]"
+	}
+	fmt.Fprintf(&b, `
+template:
+  - id: default
+    storage: %q
+    master: primary
+    acl: %s
+    zonefile-load: none
+    zonefile-sync: -1
+    journal-content: all
+`, filepath.Join(dir, "zones"), acls)
+	b.WriteString("\nzone:\n")
+	if cfg.Catalog != "" {
+		fmt.Fprintf(&b, "  - domain: %s\n    catalog-role: interpret\n    catalog-template: default\n", fqdn(cfg.Catalog))
+	}
+	for _, z := range cfg.Zones {
+		fmt.Fprintf(&b, "  - domain: %s\n", fqdn(z))
+	}
+	return b.String()
+}

@@ -1,0 +1,259 @@
+package secondarytest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Config is what a secondary serves and where from.
+type Config struct {
+	// Primary is the address the secondary transfers from and accepts
+	// NOTIFY from.
+	Primary netip.AddrPort
+	// Zones are the zones to serve as a secondary, with or without the
+	// trailing dot.
+	Zones []string
+	// Catalog, when set, is a catalog zone (RFC 9432) to transfer from
+	// Primary; the secondary serves every member zone it lists, also
+	// from Primary.
+	Catalog string
+	// TSIG, when set, signs every transfer and SOA query to Primary.
+	TSIG *Key
+}
+
+// Key is a TSIG key.
+type Key struct {
+	Name      string // without the trailing dot
+	Algorithm string // hmac-sha256 and the like
+	Secret    string // standard base64
+}
+
+// Secondary is one running secondary.
+type Secondary struct {
+	kind   string // "bind" or "knot"
+	dir    string
+	addr   netip.AddrPort
+	log    string // the file its log lines go to
+	cmd    *exec.Cmd
+	launch launcher
+	done   chan struct{} // closed when the process has exited
+	err    error         // the process's exit status, set before done closes
+}
+
+// startTimeout bounds how long a secondary may take to answer its first
+// query.
+const startTimeout = 20 * time.Second
+
+// Addr is the address the secondary answers on, UDP and TCP.
+func (s *Secondary) Addr() netip.AddrPort { return s.addr }
+
+// Kind is "bind" or "knot".
+func (s *Secondary) Kind() string { return s.kind }
+
+// Dir is the secondary's working directory.
+func (s *Secondary) Dir() string { return s.dir }
+
+// Log returns everything the secondary has logged so far.
+func (s *Secondary) Log() string {
+	b, err := os.ReadFile(s.log)
+	if err != nil {
+		return fmt.Sprintf("(reading %s: %v)", s.log, err)
+	}
+	return string(b)
+}
+
+// logTail is the end of the log, for failure messages, without BIND's
+// debug lines about each query (the harness's polling would fill it) and
+// its timer chatter.
+func (s *Secondary) logTail() string {
+	var lines []string
+	for line := range strings.Lines(s.Log()) {
+		if !strings.Contains(line, "client @") && !strings.Contains(line, ": enter\n") {
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) > 80 {
+		lines = append([]string{"…\n"}, lines[len(lines)-80:]...)
+	}
+	return strings.Join(lines, "")
+}
+
+// binary finds a secondary's program: env overrides, then PATH, then
+// /usr/sbin (not on a normal user's PATH). When it is missing the test is
+// skipped, or fails when CNSD_REQUIRE_SECONDARIES is set.
+func binary(t testing.TB, name, env, pkg string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
+		return p
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	p := filepath.Join("/usr/sbin", name)
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	msg := fmt.Sprintf("secondarytest: %s not found on PATH or in /usr/sbin; install the Debian package %q (or set %s)", name, pkg, env)
+	if os.Getenv("CNSD_REQUIRE_SECONDARIES") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg + "; set CNSD_REQUIRE_SECONDARIES=1 to make this a failure")
+	return ""
+}
+
+// freePort returns a port on 127.0.0.1 that is free for both UDP and TCP
+// at the moment; the child binds it a little later, so start retries with
+// another port when that race is lost.
+func freePort() (uint16, error) {
+	for range 20 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, err
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		pc, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
+		l.Close()
+		if err != nil {
+			continue
+		}
+		pc.Close()
+		return uint16(port), nil
+	}
+	return 0, errors.New("no port free for both udp and tcp on 127.0.0.1")
+}
+
+// launcher writes a secondary's configuration for a port and returns the
+// command that runs it.
+type launcher func(port uint16) *exec.Cmd
+
+// start runs the secondary launch makes until it answers queries,
+// retrying with a new port when the process dies before that (another
+// process may have taken the port). Cleanup stops it.
+func start(t testing.TB, kind, dir, logPath string, launch launcher) *Secondary {
+	t.Helper()
+	for attempt := 0; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatalf("secondarytest: %v", err)
+		}
+		s := &Secondary{kind: kind, dir: dir, log: logPath, launch: launch,
+			addr: netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), port)}
+		if err := s.run(os.O_TRUNC); err != nil {
+			t.Fatalf("secondarytest: start %s: %v", kind, err)
+		}
+		t.Cleanup(s.stop)
+		err = s.waitReady()
+		if err == nil {
+			return s
+		}
+		if attempt == 2 {
+			t.Fatalf("secondarytest: %s did not come up: %v\nlog:\n%s", kind, err, s.logTail())
+		}
+		t.Logf("secondarytest: %s on port %d did not come up (%v); retrying\nlog:\n%s", kind, port, err, s.logTail())
+		s.stop()
+	}
+}
+
+// run starts the secondary on its port with its output going to the
+// log file, opened with the extra flag (truncate or append).
+func (s *Secondary) run(flag int) error {
+	f, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|flag, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := s.launch(s.addr.Port())
+	s.done = make(chan struct{})
+	defer f.Close()
+	cmd.Dir, cmd.Stdout, cmd.Stderr = s.dir, f, f
+	// Its own process group, so that a ^C to the test does not reach it
+	// before Cleanup does.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		s.err = err
+		close(s.done)
+		return err
+	}
+	s.cmd = cmd
+	done := s.done
+	go func() {
+		s.err = cmd.Wait()
+		close(done)
+	}()
+	return nil
+}
+
+// Restart stops the secondary and starts it again on the same port and
+// directory, keeping the zones it has stored, and waits until it answers.
+// Its log goes on in the same file.
+func (s *Secondary) Restart(t testing.TB) {
+	t.Helper()
+	s.stop()
+	if err := s.run(os.O_APPEND); err != nil {
+		t.Fatalf("secondarytest: restart %s: %v", s.kind, err)
+	}
+	if err := s.waitReady(); err != nil {
+		t.Fatalf("secondarytest: %s did not come up again on %s: %v\nlog:\n%s", s.kind, s.addr, err, s.logTail())
+	}
+}
+
+// waitReady waits until the secondary answers a query (any rcode).
+func (s *Secondary) waitReady() error {
+	deadline := time.Now().Add(startTimeout)
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.done:
+			return fmt.Errorf("exited: %v", s.err)
+		default:
+		}
+		if _, err := s.exchange(".", "SOA", 200*time.Millisecond); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("no answer within %v", startTimeout)
+}
+
+// stop terminates the process and waits for it; it is idempotent.
+func (s *Secondary) stop() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+	}
+}
+
+// Stop stops the secondary now rather than at the end of the test.
+func (s *Secondary) Stop() { s.stop() }
+
+// fqdn lower-cases name and gives it a trailing dot.
+func fqdn(name string) string {
+	name = strings.ToLower(name)
+	if !strings.HasSuffix(name, ".") {
+		name += "."
+	}
+	return name
+}
+
+// bare is name without the trailing dot (but "." for the root).
+func bare(name string) string {
+	if name == "." {
+		return name
+	}
+	return strings.TrimSuffix(name, ".")
+}
