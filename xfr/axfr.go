@@ -54,9 +54,6 @@ func (s *Server) transferZone(w dns.ResponseWriter, r *dns.Msg, st *settings, ki
 		if err := s.mayTransfer(w, r, st, z); err != nil {
 			s.log.Warn(kind+" refused", "zone", z.name, "peer", remoteAddr(w), "reason", err)
 			rcode = dns.RcodeRefused
-			if r.IsTsig() != nil && w.TsigStatus() != nil {
-				rcode = dns.RcodeNotAuth // RFC 8945 §5.2: the signature failed
-			}
 		}
 	}
 	if rcode != dns.RcodeSuccess {

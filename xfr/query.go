@@ -3,6 +3,7 @@ package xfr
 import (
 	"net"
 	"strings"
+	"time"
 
 	"github.com/miekg/dns"
 )
@@ -163,6 +164,10 @@ func (s *Server) write(w dns.ResponseWriter, r *dns.Msg, m *dns.Msg) {
 		size = dns.MaxMsgSize
 	}
 	m.Truncate(size)
+	if t := r.IsTsig(); t != nil {
+		// Verified by ServeDNS; the answer is signed in turn (RFC 8945).
+		m.SetTsig(t.Hdr.Name, t.Algorithm, t.Fudge, time.Now().Unix())
+	}
 	if err := w.WriteMsg(m); err != nil {
 		s.log.Debug("cannot send an answer", "peer", w.RemoteAddr().String(), "err", err)
 	}

@@ -228,6 +228,13 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		s.reply(w, r, dns.RcodeFormatError)
 		return
 	}
+	if t := r.IsTsig(); t != nil && w.TsigStatus() != nil {
+		// RFC 8945 §5.2: a signature that does not verify (unknown key,
+		// wrong MAC, time out of the fudge) is answered NOTAUTH.
+		s.log.Warn("request with a bad TSIG signature", "peer", remoteAddr(w), "key", t.Hdr.Name, "err", w.TsigStatus())
+		s.reply(w, r, dns.RcodeNotAuth)
+		return
+	}
 	switch r.Opcode {
 	case dns.OpcodeQuery:
 	case dns.OpcodeNotify:

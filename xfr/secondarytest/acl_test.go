@@ -1,7 +1,6 @@
 package secondarytest_test
 
 import (
-	"reflect"
 	"testing"
 	"time"
 
@@ -27,18 +26,6 @@ const aclConfig = `{"my_name": "ns1.cnsd.test", "hostmaster": "hostmaster@cnsd.t
 	},
 	"tsig_keys": {%q: {"algorithm": %q, "secret": %q}}}`
 
-// denyLoopback sets Options.DenyLoopbackTransfer (from the transfer
-// work), failing the test when the field does not exist yet: looked up
-// by name so that the other tests of this package build without it.
-func denyLoopback(t *testing.T, o *xfr.Options) {
-	t.Helper()
-	f := reflect.ValueOf(o).Elem().FieldByName("DenyLoopbackTransfer")
-	if !f.IsValid() || f.Kind() != reflect.Bool {
-		t.Fatal("xfr.Options has no DenyLoopbackTransfer bool: the transfer ACL has not landed")
-	}
-	f.SetBool(true)
-}
-
 func aclStore(t *testing.T) *store.Store {
 	st := openStore(t, store.Options{})
 	commit(t, st, map[string][]store.Record{
@@ -62,8 +49,7 @@ func TestTransferACL(t *testing.T) {
 				Zones: []string{"open.cnsd.test", "closed.cnsd.test", "signed.cnsd.test"}})
 			signed := sec.start(t, secondarytest.Config{Primary: c.addr, Zones: []string{"signed.cnsd.test"}, TSIG: testKey})
 			cfg := parseConfig(t, aclConfig, peer(plain), testKey.Name, testKey.Name, testKey.Algorithm, testKey.Secret)
-			var opts xfr.Options
-			denyLoopback(t, &opts)
+			opts := xfr.Options{DenyLoopbackTransfer: true}
 			c.run(t, cfg, st, opts)
 
 			plain.WaitSerial(t, "open.cnsd.test", uint32(st.Snapshot("open.cnsd.test.").Serial()), waitTimeout)
@@ -87,8 +73,7 @@ func TestTransferACLClient(t *testing.T) {
 	st := aclStore(t)
 	c := listenCNSD(t)
 	cfg := parseConfig(t, aclConfig, "192.0.2.53", testKey.Name, testKey.Name, testKey.Algorithm, testKey.Secret)
-	var opts xfr.Options
-	denyLoopback(t, &opts)
+	opts := xfr.Options{DenyLoopbackTransfer: true}
 	c.run(t, cfg, st, opts)
 	tests := []struct {
 		zone  string

@@ -1,5 +1,3 @@
-//go:build catalogtest
-
 package secondarytest_test
 
 import (
