@@ -28,6 +28,7 @@ func (s *Server) serveAXFR(w dns.ResponseWriter, r *dns.Msg, st *settings) {
 	}
 	s.log.Debug("AXFR sent", "zone", z.name, "peer", remoteAddr(w), "serial", z.serial(),
 		"records", x.records, "messages", x.msgs)
+	s.countTransfer("axfr", x)
 	s.peers.transferred(remoteAddr(w), z.name, z.serial(), "axfr")
 }
 
@@ -43,6 +44,7 @@ func (s *Server) transferZone(w dns.ResponseWriter, r *dns.Msg, st *settings, ki
 		rcode = dns.RcodeNotAuth
 		if _, inside := st.find(s.src, name); !inside {
 			rcode = dns.RcodeRefused
+			s.transfers.refused.Add(1)
 		}
 	case z.snap == nil:
 		rcode = dns.RcodeServerFailure
@@ -54,6 +56,7 @@ func (s *Server) transferZone(w dns.ResponseWriter, r *dns.Msg, st *settings, ki
 		if err := s.mayTransfer(w, r, st, z); err != nil {
 			s.log.Warn(kind+" refused", "zone", z.name, "peer", remoteAddr(w), "reason", err)
 			rcode = dns.RcodeRefused
+			s.transfers.refused.Add(1)
 		}
 	}
 	if rcode != dns.RcodeSuccess {

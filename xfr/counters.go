@@ -35,3 +35,34 @@ func (s *Server) QueryCounts() map[string]uint64 {
 	}
 	return out
 }
+
+// TransferCounts are the transfers served since start.
+type TransferCounts struct {
+	AXFR, IXFR uint64 // completed, by what was sent (an IXFR answered with the whole zone counts as AXFR)
+	Refused    uint64 // refused by the ACL or TSIG
+	Messages   uint64 // messages of completed transfers
+	Bytes      uint64 // octets of those messages
+}
+
+type transferCounters struct {
+	axfr, ixfr, refused, msgs, bytes atomic.Uint64
+}
+
+// TransferCounts returns the transfers served so far.
+func (s *Server) TransferCounts() TransferCounts {
+	c := &s.transfers
+	return TransferCounts{AXFR: c.axfr.Load(), IXFR: c.ixfr.Load(), Refused: c.refused.Load(),
+		Messages: c.msgs.Load(), Bytes: c.bytes.Load()}
+}
+
+// countTransfer adds a completed transfer of kind "axfr" or "ixfr".
+func (s *Server) countTransfer(kind string, x *stream) {
+	c := &s.transfers
+	if kind == "axfr" {
+		c.axfr.Add(1)
+	} else {
+		c.ixfr.Add(1)
+	}
+	c.msgs.Add(uint64(x.msgs))
+	c.bytes.Add(uint64(x.bytes))
+}

@@ -50,6 +50,7 @@ func (s *Server) serveIXFR(w dns.ResponseWriter, r *dns.Msg, st *settings) {
 	s.log.Debug("IXFR sent", "zone", z.name, "peer", remoteAddr(w), "from", uint32(have),
 		"serial", uint32(cur), "kind", kind, "records", x.records)
 	if kind != "" {
+		s.countTransfer(kind, x)
 		s.peers.transferred(remoteAddr(w), z.name, uint32(cur), kind)
 	}
 }

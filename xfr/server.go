@@ -99,8 +99,9 @@ type Server struct {
 	opts Options
 	set  atomic.Pointer[settings]
 
-	peers   *tracker
-	queries rcodeCounters
+	peers     *tracker
+	queries   rcodeCounters
+	transfers transferCounters
 }
 
 // New returns a Server for cfg reading zones from src.

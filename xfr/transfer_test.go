@@ -17,7 +17,7 @@ import (
 
 // serve runs a Server for cfg over src on loopback until the test ends
 // and returns its address.
-func serve(t *testing.T, cfg *schema.Config, src Source, opts Options) (string, *Server) {
+func serve(t testing.TB, cfg *schema.Config, src Source, opts Options) (string, *Server) {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
