@@ -30,6 +30,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *churn < 0 {
+		return fmt.Errorf("-churn %v: must be 0 or more changes per second", *churn)
+	}
 	f, err := loadCloud(*fixture, *generate, *seed)
 	if err != nil {
 		return err
