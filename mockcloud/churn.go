@@ -39,8 +39,16 @@ func (c *Cloud) ChurnStep(rng *rand.Rand) string {
 		return c.churnCreate(rng)
 	}
 	uuid := vms[rng.IntN(len(vms))]
-	var err error
-	what := ""
+	what, err := c.churnVM(rng, uuid)
+	if err != nil {
+		return fmt.Sprintf("vm %s: %s failed: %v", uuid, what, err)
+	}
+	return "vm " + uuid + ": " + what
+}
+
+// churnVM makes one random change, mostly to the VM uuid; the changes that
+// concern something else describe themselves in full.
+func (c *Cloud) churnVM(rng *rand.Rand, uuid string) (what string, err error) {
 	switch r := rng.IntN(100); {
 	case r < 25:
 		state := "running"
@@ -59,7 +67,7 @@ func (c *Cloud) ChurnStep(rng *rand.Rand) string {
 			return nil
 		})
 	case r < 70:
-		return c.churnCreate(rng)
+		return c.churnCreate(rng), nil
 	case r < 78:
 		what = "destroy"
 		_, err = c.DestroyVM(uuid)
@@ -69,14 +77,11 @@ func (c *Cloud) ChurnStep(rng *rand.Rand) string {
 		what = "alias"
 		_, err = c.SetAlias(uuid, fmt.Sprintf("%s%d", roles[rng.IntN(len(roles))], rng.IntN(10000)))
 	case r < 95:
-		return c.churnServer(rng)
+		return c.churnServer(rng), nil
 	default:
-		return c.churnUser(rng)
+		return c.churnUser(rng), nil
 	}
-	if err != nil {
-		return fmt.Sprintf("vm %s: %s failed: %v", uuid, what, err)
-	}
-	return "vm " + uuid + ": " + what
+	return what, err
 }
 
 // activeVMs lists the uuids of the VMs not destroyed, sorted so that the

@@ -2,6 +2,7 @@ package mockcloud
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -47,29 +48,10 @@ func parseListQuery(q url.Values) (listQuery, []fieldError) {
 	if s := q.Get("uuids"); s != "" {
 		lq.uuids = strings.Split(s, ",")
 	}
-	if q.Has("limit") {
-		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 || n > maxListLimit {
-			bad("limit", "not a number between 1 and 1000")
-		}
-		lq.limit = n
-	}
-	if q.Has("offset") {
-		n, err := strconv.Atoi(q.Get("offset"))
-		if err != nil || n < 0 {
-			bad("offset", "not a valid number")
-		}
-		lq.offset = n
-	}
+	lq.limit = intParam(q, "limit", maxListLimit, 1, maxListLimit, bad)
+	lq.offset = intParam(q, "offset", 0, 0, 1<<31, bad)
 	if q.Has("marker") {
-		var m struct {
-			UUID *string `json:"uuid"`
-		}
-		if err := json.Unmarshal([]byte(q.Get("marker")), &m); err != nil || m.UUID == nil {
-			bad("marker", "Invalid marker: "+q.Get("marker"))
-		} else {
-			lq.marker = *m.UUID
-		}
+		lq.marker = parseMarker(q.Get("marker"), bad)
 		if q.Has("offset") {
 			bad("offset", "offset and marker cannot be used at the same time")
 		}
@@ -82,6 +64,31 @@ func parseListQuery(q url.Values) (listQuery, []fieldError) {
 		bad("sort", "the mock sorts by uuid only")
 	}
 	return lq, errs
+}
+
+// intParam reads an integer parameter in [lo, hi], or def when absent.
+func intParam(q url.Values, name string, def, lo, hi int, bad func(field, msg string)) int {
+	if !q.Has(name) {
+		return def
+	}
+	n, err := strconv.Atoi(q.Get(name))
+	if err != nil || n < lo || n > hi {
+		bad(name, fmt.Sprintf("not a number between %d and %d", lo, hi))
+	}
+	return n
+}
+
+// parseMarker returns the uuid of a VMAPI marker, a JSON object naming the
+// last VM of the previous page.
+func parseMarker(s string, bad func(field, msg string)) string {
+	var m struct {
+		UUID *string `json:"uuid"`
+	}
+	if err := json.Unmarshal([]byte(s), &m); err != nil || m.UUID == nil {
+		bad("marker", "Invalid marker: "+s)
+		return ""
+	}
+	return *m.UUID
 }
 
 // matches applies the filters; state=active is every VM not destroyed

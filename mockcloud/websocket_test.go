@@ -361,9 +361,10 @@ func isTimeout(err error) bool {
 
 // TestUpgradeWithoutWebSocketVersion performs the handshake of the old
 // reference client by hand: no Sec-WebSocket-Version, no Accept-Version.
-// It must get 101, and the bootstrap as one final unmasked text frame.
+// It must get 101, and the bootstrap and then a large item (bigger than
+// gorilla's write buffer) each as one final unmasked text frame.
 func TestUpgradeWithoutWebSocketVersion(t *testing.T) {
-	_, srv := newTestCloud(t)
+	c, srv := newTestCloud(t)
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -388,6 +389,15 @@ func TestUpgradeWithoutWebSocketVersion(t *testing.T) {
 	own, _ := json.Marshal(VMResource)
 	if !fin || op != 1 || string(payload) != string(own) {
 		t.Errorf("frame fin=%v opcode=%d payload %s, want a final text frame with %s", fin, op, payload, own)
+	}
+	big := map[string]any{"blob": strings.Repeat("x", 100_000)}
+	if _, err := c.SetTags(c.Fixture().VMs[0].UUID, big); err != nil {
+		t.Fatal(err)
+	}
+	fin, op, payload = readServerFrame(t, br)
+	var it Item
+	if err := json.Unmarshal(payload, &it); !fin || op != 1 || err != nil {
+		t.Errorf("large item: fin=%v opcode=%d, %d bytes, decode %v; want one final text frame", fin, op, len(payload), err)
 	}
 }
 
