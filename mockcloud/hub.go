@@ -75,6 +75,7 @@ func (h *hub) register(conn *wsConn, instance string, subs map[string][]string, 
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.conns[conn] = instance
+	conn.log = conn.log.With("instance", instance)
 	for res, s := range subs {
 		if old := h.regs[res][instance]; old != nil && old.conn != conn {
 			h.log.Info("changefeed instance taken over by a new connection", "instance", instance, "resource", res)

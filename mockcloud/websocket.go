@@ -30,7 +30,7 @@ var upgrader = websocket.Upgrader{
 // (writeLoop) goroutine around one websocket.
 type wsConn struct {
 	ws   *websocket.Conn
-	log  *slog.Logger
+	log  *slog.Logger // set again by hub.register, under hub.mu like every send
 	out  chan []byte
 	done chan struct{}
 	once sync.Once
@@ -141,7 +141,6 @@ func (h *hub) serveFeed(conn *wsConn, v2 bool) {
 		conn.closeWith(reason)
 		return
 	}
-	conn.log = conn.log.With("instance", sub.instance)
 	h.register(conn, sub.instance, sub.subs, sub.bootstrap(v2, h.resources))
 	conn.log.Info("changefeed registration accepted", "v2", v2)
 	for {

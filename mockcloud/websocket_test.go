@@ -265,6 +265,25 @@ func checkItem(t *testing.T, it Item, wantSubs []string) {
 	}
 }
 
+// TestV2Items: a v2 registration gets items like a v1 one.
+func TestV2Items(t *testing.T) {
+	c, srv := newTestCloud(t)
+	ws := dial(t, srv, "~2")
+	sendJSON(t, ws, map[string]any{"instance": "v2", "service": "cns",
+		"resources": []any{map[string]any{"resource": "vm", "subResources": []string{"tags", "alias"}}}})
+	if b := readText(t, ws); !strings.HasPrefix(b, `{"bootstrapRoutes":`) {
+		t.Fatalf("bootstrap %s", b)
+	}
+	uuid := c.Fixture().VMs[0].UUID
+	if _, err := c.SetTags(uuid, map[string]any{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	got := readItems(t, c, ws)
+	if len(got[0]) != 1 || got[0][0].ChangedResourceID != uuid {
+		t.Errorf("items %+v, want one for %s", got[0], uuid)
+	}
+}
+
 // TestTakeover: a second connection with the same instance takes the feed
 // over; the first stays open and receives nothing more.
 func TestTakeover(t *testing.T) {
