@@ -20,7 +20,7 @@ import (
 func (t *tracker) work(ctx context.Context, addr netip.AddrPort, zone string) {
 	for ctx.Err() == nil {
 		t.mu.Lock()
-		pz := t.peers[addr].zones[zone]
+		pz := t.zoneLocked(addr, zone)
 		if pz == nil || pz.stale || !pz.due() {
 			if pz != nil {
 				pz.running = false
@@ -42,16 +42,28 @@ func (t *tracker) work(ctx context.Context, addr netip.AddrPort, zone string) {
 				t.s.log.Warn("NOTIFY not answered", "zone", zone, "peer", addr.String(), "serial", serial, "err", err)
 			}
 		}
-		if !sleep(ctx, t.s.opts.PollInterval) {
-			break
+		select {
+		case <-ctx.Done():
+		case <-pz.wake:
+			continue // a newer serial: NOTIFY it now, poll after
+		case <-time.After(t.s.opts.PollInterval):
+			t.poll(ctx, addr, zone)
 		}
-		t.poll(ctx, addr, zone)
 	}
 	t.mu.Lock()
-	if pz := t.peers[addr].zones[zone]; pz != nil {
+	if pz := t.zoneLocked(addr, zone); pz != nil {
 		pz.running = false
 	}
 	t.mu.Unlock()
+}
+
+// zoneLocked returns the state of zone on the secondary at addr; nil
+// when ForgetPeer dropped it.
+func (t *tracker) zoneLocked(addr netip.AddrPort, zone string) *peerZone {
+	if p := t.peers[addr]; p != nil {
+		return p.zones[zone]
+	}
+	return nil
 }
 
 // notify sends NOTIFY for zone at serial to addr, retrying with doubling
@@ -80,7 +92,9 @@ func (t *tracker) notify(ctx context.Context, addr netip.AddrPort, zone string, 
 			m.SetTsig(keyName, alg, 300, time.Now().Unix())
 		}
 		t.mu.Lock()
-		t.peers[addr].zones[zone].notifySent++
+		if pz := t.zoneLocked(addr, zone); pz != nil {
+			pz.notifySent++
+		}
 		t.mu.Unlock()
 		var r *dns.Msg
 		if r, _, err = c.ExchangeContext(ctx, m, addr.String()); err == nil {
@@ -104,8 +118,11 @@ func (t *tracker) poll(ctx context.Context, addr netip.AddrPort, zone string) {
 	serial, err := t.querySOA(ctx, addr, zone)
 	now := t.s.opts.Clock()
 	t.mu.Lock()
-	p := t.peers[addr]
-	pz := p.zones[zone]
+	p, pz := t.peers[addr], t.zoneLocked(addr, zone)
+	if pz == nil { // forgotten meanwhile
+		t.mu.Unlock()
+		return
+	}
 	if err == nil && (pz.confirmed == 0 || !store.Serial(serial).Less(store.Serial(pz.confirmed))) {
 		pz.confirmed, pz.confirmedAt = serial, now
 		if pz.reached() {

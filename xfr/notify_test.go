@@ -326,3 +326,22 @@ func TestLearntSecondaries(t *testing.T) {
 		t.Fatal("ForgetPeer kept the learnt secondary")
 	}
 }
+
+// TestNotifyNotHeldByPolling: the NOTIFY of a new serial goes out while
+// the secondary is still being polled for the previous one, not after.
+func TestNotifyNotHeldByPolling(t *testing.T) {
+	f := startFake(t, nil)
+	f.mu.Lock()
+	f.follow = false // never catches up: polling would go on
+	f.mu.Unlock()
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	opts := fastOptions
+	opts.PollInterval = time.Hour
+	_, _ = serve(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, opts)
+	eventually(t, "the first NOTIFY", func() bool { return len(f.seen()) == 1 })
+	next := commitLines(t, src, "example.test.", []string{"b A 192.0.2.2"})
+	eventually(t, "the second NOTIFY, before the next poll", func() bool {
+		got := f.seen()
+		return len(got) == 2 && got[1] == next
+	})
+}

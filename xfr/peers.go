@@ -45,6 +45,9 @@ type peerZone struct {
 	axfr, ixfr                uint64
 	notifySent, notifyFailed  uint64
 	stale, running            bool
+	// wake interrupts the worker's wait between polls when a newer
+	// serial is wanted, so that its NOTIFY goes out at once.
+	wake chan struct{}
 }
 
 func newTracker(s *Server) *tracker {
@@ -110,7 +113,7 @@ func (t *tracker) want(addr netip.AddrPort, zone string, serial uint32, now time
 	p := t.peerLocked(addr)
 	pz := p.zones[zone]
 	if pz == nil {
-		pz = &peerZone{}
+		pz = &peerZone{wake: make(chan struct{}, 1)}
 		p.zones[zone] = pz
 	}
 	if pz.want == 0 || store.Serial(pz.want).Less(store.Serial(serial)) {
@@ -119,6 +122,10 @@ func (t *tracker) want(addr netip.AddrPort, zone string, serial uint32, now time
 			pz.wantSince = now
 		}
 		pz.want = serial
+		select {
+		case pz.wake <- struct{}{}:
+		default:
+		}
 	}
 	if !pz.running && !pz.stale && pz.due() && t.ctx != nil {
 		pz.running = true
@@ -218,7 +225,7 @@ func (t *tracker) transferred(addr netip.Addr, zone string, serial uint32, kind 
 	target := t.portFor(st, addr)
 	pz := t.peerLocked(target).zones[zone]
 	if pz == nil {
-		pz = &peerZone{}
+		pz = &peerZone{wake: make(chan struct{}, 1)}
 		t.peerLocked(target).zones[zone] = pz
 	}
 	if kind == "axfr" {
