@@ -1,0 +1,178 @@
+package knotbench
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/cnsd/cnsd/schema"
+	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/xfr"
+)
+
+// childEnv, set to the number of records, makes a process started by
+// StartCnsd serve the zone instead of running tests (see ChildMain).
+const childEnv = "CNSD_KNOTBENCH_CNSD_RECORDS"
+
+// childConfig is the cnsd configuration of the child: one forward zone,
+// no secondaries (so no NOTIFY traffic during the measurements).
+const childConfig = `{
+  "my_name": "ns1.bench.test",
+  "hostmaster": "hostmaster@bench.test",
+  "forward_zones": {"cns.bench.test": {"networks": ["*"]}},
+  "ttl": {"record": 30, "ns": 3600, "soa_minimum": 60}
+}`
+
+// StartCnsd starts this program again as a child that serves the zone of
+// n records with xfr.Server on sockets bound here (127.0.0.1, a port
+// each for UDP and TCP), and waits until the zone is in its store. The
+// program's TestMain (or main) must call ChildMain first thing.
+func StartCnsd(n int) (*Server, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("start cnsd: %w", err)
+	}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("start cnsd: %w", err)
+	}
+	defer pc.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("start cnsd: %w", err)
+	}
+	defer l.Close()
+	udp, err := pc.(*net.UDPConn).File()
+	if err != nil {
+		return nil, fmt.Errorf("start cnsd: %w", err)
+	}
+	defer udp.Close()
+	tcp, err := l.(*net.TCPListener).File()
+	if err != nil {
+		return nil, fmt.Errorf("start cnsd: %w", err)
+	}
+	defer tcp.Close()
+
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(n))
+	cmd.ExtraFiles = []*os.File{udp, tcp} // fds 3 and 4
+	cmd.Stderr = os.Stderr
+	// The child serves until its stdin closes: when Stop ends it, or
+	// when this process dies without cleaning up.
+	if _, err := cmd.StdinPipe(); err != nil {
+		return nil, fmt.Errorf("start cnsd: %w", err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("start cnsd: %w", err)
+	}
+	s := &Server{Name: "cnsd", UDP: pc.LocalAddr().String(), TCP: l.Addr().String()}
+	if err := s.start(cmd); err != nil {
+		return nil, err
+	}
+	if err := waitLine(out, "ready", 10*time.Minute); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("start cnsd: %w", err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	return s, nil
+}
+
+// waitLine reads r until a line equal to want.
+func waitLine(r io.Reader, want string, timeout time.Duration) error {
+	found := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			if sc.Text() == want {
+				found <- nil
+				return
+			}
+		}
+		found <- fmt.Errorf("child exited before %q (%v)", want, sc.Err())
+	}()
+	select {
+	case err := <-found:
+		return err
+	case <-time.After(timeout):
+		return fmt.Errorf("no %q within %v", want, timeout)
+	}
+}
+
+// ChildMain serves the zone and exits when this process was started by
+// StartCnsd, and returns at once otherwise.
+func ChildMain() {
+	v := os.Getenv(childEnv)
+	if v == "" {
+		return
+	}
+	if err := serveChild(v); err != nil {
+		fmt.Fprintln(os.Stderr, "knotbench cnsd child:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func serveChild(records string) error {
+	n, err := strconv.Atoi(records)
+	if err != nil {
+		return fmt.Errorf("%s: %w", childEnv, err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	pc, err := net.FilePacketConn(os.NewFile(3, "udp"))
+	if err != nil {
+		return err
+	}
+	l, err := net.FileListener(os.NewFile(4, "tcp"))
+	if err != nil {
+		return err
+	}
+	cfg, err := schema.Parse([]byte(childConfig))
+	if err != nil {
+		return err
+	}
+	src, err := fill(ctx, n)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv := xfr.New(cfg, src, xfr.Options{PacketConns: []net.PacketConn{pc}, Listeners: []net.Listener{l}}, log)
+	fmt.Println("ready")
+	if err := srv.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// fill returns a memory store holding the zone of n records, committed
+// as one source.
+func fill(ctx context.Context, n int) (*store.Store, error) {
+	src, err := store.Open(ctx, store.NewMemory(), store.Options{}, nil)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]store.Record, 0, n)
+	for r := range Records(n) {
+		recs = append(recs, r)
+	}
+	if _, err := src.CommitSource(ctx, "knotbench", map[string][]store.Record{Zone: recs}); err != nil {
+		return nil, err
+	}
+	return src, nil
+}
