@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
 	"strconv"
 	"syscall"
 	"time"
@@ -23,6 +24,10 @@ import (
 // childEnv, set to the number of records, makes a process started by
 // StartCnsd serve the zone instead of running tests (see ChildMain).
 const childEnv = "CNSD_KNOTBENCH_CNSD_RECORDS"
+
+// ProfileEnv names a file the cnsd child writes its CPU profile to, from
+// the moment the zone is loaded until it stops: where its time goes.
+const ProfileEnv = "CNSD_KNOTBENCH_CPUPROFILE"
 
 // childConfig is the cnsd configuration of the child: one forward zone,
 // no secondaries (so no NOTIFY traffic during the measurements).
@@ -153,6 +158,13 @@ func serveChild(records string) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv := xfr.New(cfg, src, xfr.Options{PacketConns: []net.PacketConn{pc}, Listeners: []net.Listener{l}}, log)
+	if path := os.Getenv(ProfileEnv); path != "" {
+		stopProfile, err := startProfile(path)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	fmt.Println("ready")
 	if err := srv.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
@@ -175,4 +187,19 @@ func fill(ctx context.Context, n int) (*store.Store, error) {
 		return nil, err
 	}
 	return src, nil
+}
+
+func startProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -16,7 +16,8 @@
 // -knotbench.records picks the zone sizes (100000,1000000 by default;
 // 10000 under -short). Without knotd the benchmarks and tests are
 // skipped, or fail when CNSD_REQUIRE_SECONDARIES is set; CNSD_KNOTD
-// names another knotd. It needs Linux (/proc). Do not measure under
+// names another knotd; CNSD_KNOTBENCH_CPUPROFILE=file makes the cnsd
+// child write a CPU profile. It needs Linux (/proc). Do not measure under
 // -race: the cnsd child would run with the race detector too.
 //
 // The package may import what xfr may: the store and the schema, not
