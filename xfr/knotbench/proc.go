@@ -27,10 +27,9 @@ type Server struct {
 	err  error // of Wait, once done is closed
 }
 
-// start runs cmd in its own process group (a ^C to the benchmark does
-// not reach it before Stop does) and notes when it exits.
+// start runs cmd (see procAttr) and notes when it exits.
 func (s *Server) start(cmd *exec.Cmd) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.Name, err)
 	}
