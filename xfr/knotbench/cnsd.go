@@ -47,30 +47,19 @@ func StartCnsd(n int) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start cnsd: %w", err)
 	}
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	s := &Server{Name: "cnsd"}
+	files, err := bindLoopback(s)
 	if err != nil {
 		return nil, fmt.Errorf("start cnsd: %w", err)
 	}
-	defer pc.Close()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("start cnsd: %w", err)
-	}
-	defer l.Close()
-	udp, err := pc.(*net.UDPConn).File()
-	if err != nil {
-		return nil, fmt.Errorf("start cnsd: %w", err)
-	}
-	defer udp.Close()
-	tcp, err := l.(*net.TCPListener).File()
-	if err != nil {
-		return nil, fmt.Errorf("start cnsd: %w", err)
-	}
-	defer tcp.Close()
-
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(n))
-	cmd.ExtraFiles = []*os.File{udp, tcp} // fds 3 and 4
+	cmd.ExtraFiles = files // fds 3 (UDP) and 4 (TCP)
 	cmd.Stderr = os.Stderr
 	// The child serves until its stdin closes: when Stop ends it, or
 	// when this process dies without cleaning up.
@@ -81,7 +70,6 @@ func StartCnsd(n int) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start cnsd: %w", err)
 	}
-	s := &Server{Name: "cnsd", UDP: pc.LocalAddr().String(), TCP: l.Addr().String()}
 	if err := s.start(cmd); err != nil {
 		return nil, err
 	}
@@ -91,6 +79,32 @@ func StartCnsd(n int) (*Server, error) {
 	}
 	go func() { _, _ = io.Copy(io.Discard, out) }()
 	return s, nil
+}
+
+// bindLoopback binds a UDP and a TCP socket on 127.0.0.1 for s and
+// returns them as files for the child; the caller closes them.
+func bindLoopback(s *Server) ([]*os.File, error) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer pc.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	udp, err := pc.(*net.UDPConn).File()
+	if err != nil {
+		return nil, err
+	}
+	tcp, err := l.(*net.TCPListener).File()
+	if err != nil {
+		udp.Close()
+		return nil, err
+	}
+	s.UDP, s.TCP = pc.LocalAddr().String(), l.Addr().String()
+	return []*os.File{udp, tcp}, nil
 }
 
 // waitLine reads r until a line equal to want.
@@ -140,11 +154,7 @@ func serveChild(records string) error {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		cancel()
 	}()
-	pc, err := net.FilePacketConn(os.NewFile(3, "udp"))
-	if err != nil {
-		return err
-	}
-	l, err := net.FileListener(os.NewFile(4, "tcp"))
+	pc, l, err := childSockets()
 	if err != nil {
 		return err
 	}
@@ -170,6 +180,19 @@ func serveChild(records string) error {
 		return err
 	}
 	return nil
+}
+
+// childSockets are the sockets StartCnsd passed as fds 3 and 4.
+func childSockets() (net.PacketConn, net.Listener, error) {
+	pc, err := net.FilePacketConn(os.NewFile(3, "udp"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("udp socket from parent: %w", err)
+	}
+	l, err := net.FileListener(os.NewFile(4, "tcp"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("tcp socket from parent: %w", err)
+	}
+	return pc, l, nil
 }
 
 // fill returns a memory store holding the zone of n records, committed
