@@ -4,10 +4,12 @@ go 1.26
 
 require (
 	github.com/benbjohnson/immutable v0.4.3
+	github.com/gorilla/websocket v1.5.3
 	github.com/miekg/dns v1.1.73
 	github.com/redis/go-redis/v9 v9.17.3
 	github.com/santhosh-tekuri/jsonschema/v5 v5.3.1
 	go.etcd.io/bbolt v1.4.3
+	golang.org/x/sync v0.22.0
 )
 
 require (

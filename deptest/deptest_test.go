@@ -28,6 +28,9 @@ var rules = []rule{
 		why: "feed is upstream of the store and its readers"},
 	{pkg: "cmd/cnsadm", restrict: true, allow: []string{"api/client", "schema", "zonegen"},
 		why: "cnsadm talks to cnsd only through api/client (zonegen for previews)"},
+	{pkg: "mockcloud", restrict: true, stdOnly: true,
+		external: []string{"github.com/gorilla/websocket"},
+		why:      "the simulated cloud speaks only the cloud's wire formats and shares no code with cnsd"},
 	{pkg: "", deny: []string{"cmd", "deptest"},
 		why: "commands and this test are leaves"},
 }

@@ -27,7 +27,7 @@ import (
 //  3. install the VM records and publish every new Snapshot in one atomic
 //     swap, then signal the watchers;
 //  4. drop the zones left with no records (including ones whose drop
-//     failed before): they were just published empty at their final
+//     failed before), except the ones Keep made permanent: they were just published empty at their final
 //     serial, carrying the Diff that removes everything; a second Apply
 //     deletes them from the backend, then they leave the published
 //     snapshots (another swap and signal) and their final serial is kept

@@ -35,12 +35,13 @@ func (s *Store) installLocked(plans []*zonePlan) {
 
 // dropEmptyLocked deletes the zones published with no records — their
 // final, empty serial is out — from the backend, then from the published
-// snapshots, and remembers their final serials. On error the zones stay
-// published empty and the next commit tries again.
+// snapshots, and remembers their final serials. Kept zones (Keep) stay.
+// On error the zones stay published empty and the next commit tries
+// again.
 func (s *Store) dropEmptyLocked(ctx context.Context) {
 	var changes []ZoneChange
 	for name, snap := range *s.zones.Load() {
-		if snap.Len() == 0 {
+		if snap.Len() == 0 && !s.kept[name] {
 			changes = append(changes, ZoneChange{Zone: name, Prev: snap.serial, Next: snap.serial, Drop: true})
 		}
 	}

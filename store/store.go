@@ -40,12 +40,13 @@ type Store struct {
 	log  *slog.Logger
 
 	// mu serialises commits and follow steps for their whole duration,
-	// backend I/O included, and guards vms, vmZones, dropped and
+	// backend I/O included, and guards vms, vmZones, dropped, kept and
 	// following. Readers never take it: they load zones.
 	mu        sync.Mutex
 	vms       map[string]map[string][]Record // zone → VM → its records there, sorted
 	vmZones   map[string][]string            // VM → zones it has records in, sorted
 	dropped   map[string]Serial              // zone → final serial, for zones dropped since Open
+	kept      map[string]bool                // zones never dropped when empty (Keep)
 	following bool
 
 	// zones is the published map zone → Snapshot. It is replaced whole,

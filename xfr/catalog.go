@@ -30,15 +30,18 @@ func catalogConfig(cfg *schema.Config) (*zoneConf, bool) {
 }
 
 // CatalogStore is what the catalog maintainer reads zones from and writes
-// the catalog zone's records to: the store.
+// to: the store.
 type CatalogStore interface {
 	Source
 	CommitSource(ctx context.Context, source string, zones map[string][]store.Record) ([]store.Diff, error)
+	Keep(ctx context.Context, zones []string) error
 }
 
 var _ CatalogStore = (*store.Store)(nil)
 
-// Catalog keeps the catalog zone (RFC 9432, version 2) listing every
+// Catalog keeps in the store the zones the configuration declares: every
+// configured forward zone exists (store.Keep), with its SOA, before any
+// record is in it; and the catalog zone (RFC 9432, version 2) lists every
 // served zone, so that a secondary configured with the catalog alone
 // serves each forward zone and every reverse zone as it appears. It
 // writes to the store, so only the process that holds the writer lease
@@ -51,6 +54,7 @@ type Catalog struct {
 	last    []string // members written last, sorted
 	zone    string   // catalog zone written last
 	written bool     // last and zone are in the store
+	keptFor *schema.Config
 }
 
 // NewCatalog returns a maintainer of cfg's catalog zone over st.
@@ -97,7 +101,18 @@ func (c *Catalog) Run(ctx context.Context) error {
 
 // update writes the catalog's records when its members changed.
 func (c *Catalog) update(ctx context.Context) error {
-	st := newSettings(c.cfg.Load())
+	cfg := c.cfg.Load()
+	if c.keptFor != cfg {
+		var forward []string
+		for _, z := range cfg.ForwardZones {
+			forward = append(forward, z.Name)
+		}
+		if err := c.st.Keep(ctx, forward); err != nil {
+			return err
+		}
+		c.keptFor = cfg
+	}
+	st := newSettings(cfg)
 	zone, members := "", []string(nil)
 	if st.catalog != nil {
 		zone = st.catalog.name

@@ -43,7 +43,8 @@ func TestCatalog(t *testing.T) {
 	runCatalog(t, c)
 	ptr := func(zone string) string { return memberID(zone) + ".zones." + cat + "\tPTR\t" + zone }
 	version := "version." + cat + "\tTXT\t\"2\""
-	want := []string{ptr("example.test."), ptr("sub.example.test."), version}
+	// empty.test is configured but has no record: it is kept, and listed.
+	want := []string{ptr("example.test."), ptr("sub.example.test."), ptr("empty.test."), version}
 	slices.Sort(want)
 	eventually(t, "the catalog", func() bool {
 		got := catalogRRs(src, cat)
@@ -72,6 +73,9 @@ func TestCatalog(t *testing.T) {
 	// Disabled: the catalog zone's records go, and with them the zone.
 	c.SetConfig(testConfig(t, `, "catalog_zone": {"disabled": true}`))
 	eventually(t, "the catalog zone to go", func() bool { return src.Snapshot(cat) == nil })
+	if snap := src.Snapshot("empty.test."); snap == nil || snap.Len() != 0 {
+		t.Fatal("the configured zone empty.test is not kept, empty, in the store")
+	}
 }
 
 func TestMemberIDs(t *testing.T) {

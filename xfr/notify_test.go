@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -299,4 +300,29 @@ func parse(t *testing.T, doc string) *schema.Config {
 		t.Fatalf("%v\n%s", err, doc)
 	}
 	return cfg
+}
+
+// TestLearntSecondaries: an address that transferred a zone becomes a
+// NOTIFY target, on the port of a configured secondary at that address,
+// else 53; ForgetPeer drops it.
+func TestLearntSecondaries(t *testing.T) {
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	s := New(parse(t, notifyConfig(t, "192.0.2.53:5353", "")+"}"), src, Options{}, nil)
+	serial := uint32(src.Snapshot("example.test.").Serial())
+	s.peers.transferred(netip.MustParseAddr("192.0.2.53"), "example.test.", serial, "ixfr")
+	s.peers.transferred(netip.MustParseAddr("198.51.100.7"), "example.test.", serial, "axfr")
+	st := s.settings()
+	z, _ := st.zone(src, "example.test.")
+	got := s.peers.targets(st, z)
+	want := []netip.AddrPort{netip.MustParseAddrPort("192.0.2.53:5353"), netip.MustParseAddrPort("198.51.100.7:53")}
+	if !slices.Equal(got, want) {
+		t.Fatalf("targets %v, want %v", got, want)
+	}
+	pz, _, ok := peerZoneOf(s, want[1], "example.test.")
+	if !ok || pz.AXFR != 1 || pz.Want != serial {
+		t.Fatalf("learnt secondary %+v", pz)
+	}
+	if !s.ForgetPeer("198.51.100.7") || len(s.peers.targets(st, z)) != 1 {
+		t.Fatal("ForgetPeer kept the learnt secondary")
+	}
 }

@@ -158,9 +158,10 @@ func withoutOPT(rrs []dns.RR) []dns.RR {
 
 // recorder is a dns.ResponseWriter that keeps what is written.
 type recorder struct {
-	remote net.Addr
-	msg    *dns.Msg
-	wire   int
+	remote  net.Addr
+	msg     *dns.Msg
+	wire    int
+	written int // octets written raw, as transfers do
 }
 
 func (w *recorder) LocalAddr() net.Addr  { return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 53} }
@@ -174,7 +175,7 @@ func (w *recorder) WriteMsg(m *dns.Msg) error {
 	w.msg = m
 	return nil
 }
-func (w *recorder) Write(b []byte) (int, error) { return len(b), nil }
+func (w *recorder) Write(b []byte) (int, error) { w.written += len(b); return len(b), nil }
 func (w *recorder) Close() error                { return nil }
 func (w *recorder) TsigStatus() error           { return nil }
 func (w *recorder) TsigTimersOnly(bool)         {}

@@ -1,6 +1,7 @@
 package xfr
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"testing"
@@ -92,4 +93,18 @@ func exchange(t *testing.T, network, addr string, r *dns.Msg) *dns.Msg {
 	}
 	t.Fatalf("%s query to %s: %v", network, addr, err)
 	return nil
+}
+
+// TestRunStopsAtOnce: a server stopped right after it starts returns,
+// even before its sockets have started serving.
+func TestRunStopsAtOnce(t *testing.T) {
+	for range 50 {
+		pc, l := listenPair(t)
+		s := New(testConfig(t, ""), testStore(t, nil), Options{PacketConns: []net.PacketConn{pc}, Listeners: []net.Listener{l}}, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := s.Run(ctx); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	}
 }

@@ -135,8 +135,14 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	errc := make(chan error, len(servers)+1)
 	var wg sync.WaitGroup
-	for _, srv := range servers {
+	// A dns.Server told to shut down before it has started answers "not
+	// started" and goes on serving; each one is waited for first.
+	started := make([]chan struct{}, len(servers))
+	for i, srv := range servers {
+		started[i] = make(chan struct{})
+		srv.NotifyStartedFunc = sync.OnceFunc(func() { close(started[i]) })
 		wg.Go(func() {
+			defer srv.NotifyStartedFunc() // also when it fails to start
 			if err := srv.ActivateAndServe(); err != nil {
 				errc <- fmt.Errorf("dns server on %s: %w", srvAddr(srv), err)
 			}
@@ -154,7 +160,8 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	for _, srv := range servers {
+	for i, srv := range servers {
+		<-started[i]
 		_ = srv.ShutdownContext(shutdown)
 	}
 	wg.Wait()

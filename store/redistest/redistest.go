@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -170,7 +171,7 @@ func (s *Server) waitReady(p *process) error {
 			return errors.New("exited before answering PING")
 		default:
 		}
-		if last = ping(s.Addr()); last == nil {
+		if last = ping(s.Addr(), p.cmd.Process.Pid); last == nil {
 			return nil
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -178,22 +179,41 @@ func (s *Server) waitReady(p *process) error {
 	return fmt.Errorf("no PONG within %v: %w", startTimeout, last)
 }
 
-func ping(addr string) error {
+// ping checks that the server at addr answers PONG and is the process
+// pid: another redis-server that took the port first (a test running
+// in parallel) would answer PING too, and the tests would share it.
+func ping(addr string, pid int) error {
 	c, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(time.Second))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+	if _, err := c.Write([]byte("PING\r\nINFO server\r\n")); err != nil {
 		return err
 	}
-	line, err := bufio.NewReader(c).ReadString('\n')
+	r := bufio.NewReader(c)
+	line, err := r.ReadString('\n')
 	if err != nil {
 		return err
 	}
 	if line = strings.TrimSpace(line); line != "+PONG" {
 		return fmt.Errorf("ping answered %q", line)
+	}
+	var size int
+	if line, err = r.ReadString('\n'); err != nil {
+		return err
+	}
+	if _, err := fmt.Sscanf(line, "$%d", &size); err != nil {
+		return fmt.Errorf("INFO answered %q", strings.TrimSpace(line))
+	}
+	info := make([]byte, size)
+	if _, err := io.ReadFull(r, info); err != nil {
+		return err
+	}
+	want := fmt.Sprintf("process_id:%d\r\n", pid)
+	if !strings.Contains(string(info), want) {
+		return fmt.Errorf("another redis-server answers on %s", addr)
 	}
 	return nil
 }

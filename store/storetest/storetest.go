@@ -7,7 +7,9 @@
 // zones of the same Apply is not checked beyond each being atomic (the
 // embedded bbolt backend writes none of them, Redis writes the zones that
 // did not conflict). When the backend is also a store.Follower or a
-// store.Leaser, those are checked as well.
+// store.Leaser, those are checked as well. The Keep cases run a
+// store.Store over the backend: kept zones rely on it holding a zone that
+// has a serial and no records.
 //
 // storetest may import store and zonegen, and is imported only by tests.
 package storetest
@@ -44,6 +46,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Backend) {
 		{"FollowerSince", testFollowerSince},
 		{"FollowerChanged", testFollowerChanged},
 		{"Leaser", testLeaser},
+		{"KeepCreates", testKeepCreates},
+		{"KeepEmptied", testKeepEmptied},
+		{"KeepReleased", testKeepReleased},
+		{"KeepFollowed", testKeepFollowed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, open(t)) })

@@ -66,8 +66,11 @@ func (c *cnsd) run(t *testing.T, cfg *schema.Config, src xfr.Source, opts xfr.Op
 	if opts.NotifyBackoff == 0 {
 		opts.NotifyBackoff = 100 * time.Millisecond
 	}
+	// A NOTIFY for a new serial waits until the SOA poll after the last
+	// one: keep that short, the tests commit again as soon as a
+	// secondary has caught up.
 	if opts.PollInterval == 0 {
-		opts.PollInterval = 200 * time.Millisecond
+		opts.PollInterval = 20 * time.Millisecond
 	}
 	log := slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c.srv = xfr.New(cfg, src, opts, log)

@@ -86,3 +86,40 @@ template:
 	}
 	return b.String()
 }
+
+// StartKnotPrimary starts knotd serving zone from zonefile as its
+// primary, for comparisons with cnsd: anyone on loopback may transfer it.
+func StartKnotPrimary(t testing.TB, zone, zonefile string) *Secondary {
+	t.Helper()
+	bin := binary(t, "knotd", "CNSD_KNOTD", "knot")
+	dir := t.TempDir()
+	return start(t, "knot", dir, filepath.Join(dir, "knotd.log"), func(port uint16) *exec.Cmd {
+		if err := os.MkdirAll(filepath.Join(dir, "db"), 0o755); err != nil {
+			t.Fatalf("secondarytest: %v", err)
+		}
+		conf := filepath.Join(dir, "knot.conf")
+		text := fmt.Sprintf(`server:
+    rundir: %q
+    listen: 127.0.0.1@%d
+log:
+  - target: stderr
+    any: notice
+database:
+    storage: %q
+acl:
+  - id: loopback
+    address: 127.0.0.0/8
+    action: transfer
+zone:
+  - domain: %s
+    file: %q
+    acl: loopback
+    zonefile-sync: -1
+    journal-content: none
+`, dir, port, filepath.Join(dir, "db"), fqdn(zone), zonefile)
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+			t.Fatalf("secondarytest: %v", err)
+		}
+		return exec.Command(bin, "-c", conf)
+	})
+}

@@ -1,0 +1,25 @@
+// Package mockcloud is a simulated Triton cloud for tests and demos: it serves
+// the VMAPI (including the changefeed websocket), CNAPI and NAPI routes cnsd
+// follows, from a fixture it loads or generates, and lets tests and operators
+// change that cloud through Go methods, an admin HTTP API under /_mock/ and a
+// random churn.
+//
+// Everything it sends is in the APIs' own JSON shapes and follows the wire
+// facts of the reference changefeed publisher (DESIGN.md §7), including the
+// awkward ones a real client must survive: duplicate items, takeover of an
+// instance by a second connection, upgrades without Sec-WebSocket-Version.
+//
+// The UFDS (LDAP) half is not served here; accounts are stored and their
+// changes recorded as a numbered changelog (UserChanges) for it to serve.
+//
+// mockcloud shares no code with the rest of cnsd: it may import only the
+// standard library and gorilla/websocket, so that it stays an independent
+// model of the cloud and not a mirror of cnsd's own reading of it.
+//
+// Example, in a test:
+//
+//	c := mockcloud.New(mockcloud.Generate(mockcloud.GenOptions{VMs: 50, Accounts: 5, Servers: 3, Seed: 1}), nil)
+//	srv := httptest.NewServer(c.Handler())
+//	defer srv.Close()
+//	c.SetTags(vmUUID, map[string]any{"triton.cns.services": "web:80"})
+package mockcloud
