@@ -24,6 +24,9 @@ var ErrNoKnotd = errors.New(`knotd not found on PATH or in /usr/sbin; install th
 // /usr/sbin (not on a normal user's PATH).
 func FindKnotd() (string, error) {
 	if p := os.Getenv(KnotdEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%w (%s=%s: %v)", ErrNoKnotd, KnotdEnv, p, err)
+		}
 		return p, nil
 	}
 	if p, err := exec.LookPath("knotd"); err == nil {
