@@ -1,0 +1,25 @@
+// Package knotbench measures cnsd's DNS server against Knot DNS serving
+// the same zone from a zone file: AXFR of large zones (wall time,
+// messages, octets, server CPU time) and UDP queries (server CPU time
+// per query, queries per second), with the ratio cnsd/Knot.
+//
+// Both servers run as child processes, so the CPU time read from
+// /proc/<pid>/stat is the server's alone, not the client's: cnsd is this
+// test binary started again (ChildMain) with xfr.Server over a memory
+// store; Knot is knotd with a zone file written from the same records
+// and the SOA and NS records cnsd serves. The measurements are in the
+// package's benchmarks, which run only with -bench:
+//
+//	go test ./xfr/knotbench -run '^$' -bench AXFR -benchtime 5x
+//	go test ./xfr/knotbench -run '^$' -bench Query -benchtime 200000x
+//
+// -knotbench.records picks the zone sizes (100000,1000000 by default;
+// 10000 under -short). Without knotd the benchmarks and tests are
+// skipped, or fail when CNSD_REQUIRE_SECONDARIES is set; CNSD_KNOTD
+// names another knotd; CNSD_KNOTBENCH_CPUPROFILE=file makes the cnsd
+// child write a CPU profile. It needs Linux (/proc). Do not measure under
+// -race: the cnsd child would run with the race detector too.
+//
+// The package may import what xfr may: the store and the schema, not
+// feed, zonegen or hysteresis.
+package knotbench
