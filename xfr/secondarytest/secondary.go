@@ -257,6 +257,3 @@ func bare(name string) string {
 	}
 	return strings.TrimSuffix(name, ".")
 }
-
-// PID is the process ID of the running server, for reading its CPU time.
-func (s *Secondary) PID() int { return s.cmd.Process.Pid }
