@@ -174,7 +174,7 @@ func (s *Server) bind() ([]*dns.Server, error) {
 	var servers []*dns.Server
 	newServer := func() *dns.Server {
 		return &dns.Server{Handler: s, TsigProvider: tsigProvider{s}, ReadTimeout: 10 * time.Second,
-			WriteTimeout: 30 * time.Second, IdleTimeout: func() time.Duration { return 10 * time.Second }}
+			IdleTimeout: func() time.Duration { return 10 * time.Second }}
 	}
 	if len(s.opts.PacketConns)+len(s.opts.Listeners) > 0 {
 		for _, pc := range s.opts.PacketConns {
@@ -184,7 +184,7 @@ func (s *Server) bind() ([]*dns.Server, error) {
 		}
 		for _, l := range s.opts.Listeners {
 			srv := newServer()
-			srv.Listener = l
+			srv.Listener = deadlineListener{l}
 			servers = append(servers, srv)
 		}
 		return servers, nil
@@ -204,7 +204,7 @@ func (s *Server) bind() ([]*dns.Server, error) {
 			return nil, fmt.Errorf("dns listen tcp %s: %w", addr, err)
 		}
 		srv = newServer()
-		srv.Listener = l
+		srv.Listener = deadlineListener{l}
 		servers = append(servers, srv)
 	}
 	return servers, nil
