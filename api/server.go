@@ -1,0 +1,106 @@
+package api
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/xfr"
+)
+
+// Zones is where the API reads zones: the store.
+type Zones interface {
+	Zones() []string
+	Snapshot(zone string) *store.Snapshot
+}
+
+// Secondaries is what the DNS server knows of its secondaries.
+type Secondaries interface {
+	Peers() []xfr.PeerStatus
+	ForgetPeer(addr string) bool
+	AllowedPeers() []string
+}
+
+var _ Secondaries = (*xfr.Server)(nil)
+
+// Server answers the REST API.
+type Server struct {
+	zones Zones
+	peers Secondaries
+	token string
+	log   *slog.Logger
+	mux   *http.ServeMux
+}
+
+// New returns the API over zones and peers. A non-empty token must be
+// presented as "Authorization: Bearer <token>" on every route but
+// GET /ping.
+func New(zones Zones, peers Secondaries, token string, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{zones: zones, peers: peers, token: token, log: log.With("component", "api"), mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET /ping", s.ping)
+	s.mux.HandleFunc("GET /zones", s.authorized(s.getZones))
+	s.mux.HandleFunc("GET /peers", s.authorized(s.getPeers))
+	s.mux.HandleFunc("GET /peer/{addr}", s.authorized(s.getPeer))
+	s.mux.HandleFunc("DELETE /peer/{addr}", s.authorized(s.deletePeer))
+	s.mux.HandleFunc("GET /allowed-peers", s.authorized(s.getAllowedPeers))
+	return s
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+func (s *Server) ping(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }
+
+// authorized checks the bearer token before h.
+func (s *Server) authorized(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.token != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
+				s.fail(w, r, errUnauthorized)
+				return
+			}
+		}
+		h(w, r)
+	}
+}
+
+// Errors the handlers return; fail maps them to status codes.
+var (
+	errUnauthorized = errors.New("a valid bearer token is required")
+	errNotFound     = errors.New("not found")
+	errBadRequest   = errors.New("bad request")
+)
+
+// fail answers with err's status code and an Error body.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, code := http.StatusInternalServerError, "InternalError"
+	switch {
+	case errors.Is(err, errUnauthorized):
+		status, code = http.StatusUnauthorized, "Unauthorized"
+		w.Header().Set("WWW-Authenticate", `Bearer realm="cnsd"`)
+	case errors.Is(err, errNotFound):
+		status, code = http.StatusNotFound, "ResourceNotFound"
+	case errors.Is(err, errBadRequest):
+		status, code = http.StatusBadRequest, "BadRequest"
+	}
+	if status >= 500 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	s.reply(w, status, Error{Code: code, Message: err.Error()})
+}
+
+func (s *Server) reply(w http.ResponseWriter, status int, body any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if err := json.NewEncoder(w).Encode(body); err != nil {
+		s.log.Debug("cannot write an answer", "err", err)
+	}
+}

@@ -1,0 +1,229 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/schema"
+	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/xfr"
+)
+
+// secondary answers NOTIFY and SOA queries on loopback like a secondary
+// that is always current, and version.bind with "test 1".
+func secondary(t *testing.T) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var serial uint32
+	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		q := r.Question[0]
+		switch {
+		case r.Opcode == dns.OpcodeNotify:
+			serial = r.Answer[0].(*dns.SOA).Serial
+		case q.Qclass == dns.ClassCHAOS:
+			m.Answer = []dns.RR{&dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassCHAOS}, Txt: []string{"test 1"}}}
+		default:
+			m.Answer = []dns.RR{&dns.SOA{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeSOA, Class: dns.ClassINET},
+				Ns: "ns.", Mbox: "h.", Serial: serial}}
+		}
+		w.WriteMsg(m)
+	})
+	srv := &dns.Server{PacketConn: pc, Handler: h}
+	go srv.ActivateAndServe()
+	t.Cleanup(func() { srv.Shutdown() })
+	return pc.LocalAddr().String()
+}
+
+// cnsd runs a DNS server over a store holding one zone, with one
+// secondary, and the API over both; it returns the API's URL.
+func cnsd(t *testing.T, token string) (url string, serial uint32, peer string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.NewMemory(), store.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CommitSource(ctx, "test", map[string][]store.Record{
+		"example.test.": {store.NewRecord("a.example.test.", dns.TypeA, "192.0.2.1", "test")}}); err != nil {
+		t.Fatal(err)
+	}
+	peer = secondary(t)
+	cfg, err := schema.Parse([]byte(`{"my_name": "ns.example.test", "hostmaster": "hostmaster@example.test",
+	  "forward_zones": {"example.test": {"networks": ["*"], "peers": ["` + peer + `"]}},
+	  "allow_transfer": ["10.0.0.0/8", "192.0.2.7"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dnsSrv := xfr.New(cfg, st, xfr.Options{PacketConns: []net.PacketConn{pc}, PollInterval: 10 * time.Millisecond}, nil)
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- dnsSrv.Run(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("xfr: %v", err)
+		}
+	})
+	serial = uint32(st.Snapshot("example.test.").Serial())
+	deadline := time.Now().Add(15 * time.Second)
+	for !confirmed(dnsSrv, serial) {
+		if time.Now().After(deadline) {
+			t.Fatal("the secondary never confirmed the serial")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	api := httptest.NewServer(New(st, dnsSrv, token, nil))
+	t.Cleanup(api.Close)
+	return api.URL, serial, peer
+}
+
+func confirmed(s *xfr.Server, serial uint32) bool {
+	for _, p := range s.Peers() {
+		for _, z := range p.Zones {
+			if z.Serial == serial && p.Version != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestRoutes(t *testing.T) {
+	url, serial, peer := cnsd(t, "")
+	host, port, _ := net.SplitHostPort(peer)
+	cases := []struct {
+		name, method, path string
+		status             int
+		check              func(t *testing.T, body []byte)
+	}{
+		{name: "ping", method: "GET", path: "/ping", status: 200},
+		{name: "zones", method: "GET", path: "/zones", status: 200, check: func(t *testing.T, b []byte) {
+			want := []Zone{{Name: "example.test", Serial: serial, Records: 1}}
+			var got []Zone
+			decode(t, b, &got)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("got %+v, want %+v", got, want)
+			}
+		}},
+		{name: "peers", method: "GET", path: "/peers", status: 200, check: func(t *testing.T, b []byte) {
+			var got []Peer
+			decode(t, b, &got)
+			if len(got) != 1 || got[0].Address != host || got[0].Serials["example.test"] != serial ||
+				got[0].Version != "test 1" || got[0].NotifyFailures != nil {
+				t.Fatalf("got %s", b)
+			}
+		}},
+		{name: "peer by address", method: "GET", path: "/peer/" + host, status: 200, check: func(t *testing.T, b []byte) {
+			var got Peer
+			decode(t, b, &got)
+			if got.Address != host || got.NotifyFailures == nil || *got.NotifyFailures != 0 || !*got.UsingNotify ||
+				len(got.Zones) != 1 || got.Zones[0].Want != serial || got.Zones[0].ConfirmedAt == "" {
+				t.Fatalf("got %s", b)
+			}
+		}},
+		{name: "peer by address and port", method: "GET", path: "/peer/" + net.JoinHostPort(host, port), status: 200},
+		{name: "unknown peer", method: "GET", path: "/peer/192.0.2.99", status: 404, check: errorCode("ResourceNotFound")},
+		{name: "bad address", method: "GET", path: "/peer/not-an-address", status: 400, check: errorCode("BadRequest")},
+		{name: "allowed peers", method: "GET", path: "/allowed-peers", status: 200, check: func(t *testing.T, b []byte) {
+			want := []AllowedPeer{{Address: "10.0.0.0", Mask: 8}, {Address: host, Mask: 32}, {Address: "192.0.2.7", Mask: 32}}
+			var got []AllowedPeer
+			decode(t, b, &got)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("got %+v, want %+v", got, want)
+			}
+		}},
+		{name: "forget unknown peer", method: "DELETE", path: "/peer/192.0.2.99", status: 404},
+		{name: "forget peer", method: "DELETE", path: "/peer/" + host, status: 200},
+		{name: "unknown route", method: "GET", path: "/nothing", status: 404},
+		{name: "wrong method", method: "POST", path: "/zones", status: 405},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := call(t, tc.method, url+tc.path, "")
+			if status != tc.status {
+				t.Fatalf("status %d, want %d: %s", status, tc.status, body)
+			}
+			if tc.check != nil {
+				tc.check(t, body)
+			}
+		})
+	}
+}
+
+func TestToken(t *testing.T) {
+	url, _, _ := cnsd(t, "s3cret")
+	cases := []struct {
+		name, path, auth string
+		status           int
+	}{
+		{"ping needs none", "/ping", "", 200},
+		{"missing", "/zones", "", 401},
+		{"wrong", "/zones", "Bearer nope", 401},
+		{"not bearer", "/zones", "Basic s3cret", 401},
+		{"right", "/zones", "Bearer s3cret", 200},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if status, body := call(t, "GET", url+tc.path, tc.auth); status != tc.status {
+				t.Fatalf("status %d, want %d: %s", status, tc.status, body)
+			}
+		})
+	}
+}
+
+func call(t *testing.T, method, url, auth string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body
+}
+
+func decode(t *testing.T, b []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+}
+
+func errorCode(code string) func(t *testing.T, b []byte) {
+	return func(t *testing.T, b []byte) {
+		var e Error
+		decode(t, b, &e)
+		if e.Code != code || e.Message == "" {
+			t.Fatalf("error %s, want code %s and a message", b, code)
+		}
+	}
+}
