@@ -27,7 +27,7 @@ func (s *Server) getZones(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getPeers(w http.ResponseWriter, r *http.Request) {
 	out := []Peer{}
-	for _, p := range s.peers.Peers() {
+	for _, p := range s.dns.Peers() {
 		out = append(out, peerOf(p))
 	}
 	s.reply(w, http.StatusOK, out)
@@ -40,7 +40,7 @@ func (s *Server) getPeer(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	for _, p := range s.peers.Peers() {
+	for _, p := range s.dns.Peers() {
 		if matches(p.Addr, want) {
 			s.reply(w, http.StatusOK, detailed(p))
 			return
@@ -55,7 +55,7 @@ func (s *Server) deletePeer(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if !s.peers.ForgetPeer(addr) {
+	if !s.dns.ForgetPeer(addr) {
 		s.fail(w, r, fmt.Errorf("peer %s: %w", addr, errNotFound))
 		return
 	}
@@ -65,7 +65,7 @@ func (s *Server) deletePeer(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) getAllowedPeers(w http.ResponseWriter, r *http.Request) {
 	out := []AllowedPeer{}
-	for _, a := range s.peers.AllowedPeers() {
+	for _, a := range s.dns.AllowedPeers() {
 		p, err := netip.ParsePrefix(a)
 		if err != nil {
 			addr, aerr := netip.ParseAddr(a)

@@ -4,10 +4,15 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/xfr"
@@ -19,38 +24,43 @@ type Zones interface {
 	Snapshot(zone string) *store.Snapshot
 }
 
-// Secondaries is what the DNS server knows of its secondaries.
-type Secondaries interface {
+// DNS is what the DNS server knows of its secondaries and counts.
+type DNS interface {
 	Peers() []xfr.PeerStatus
 	ForgetPeer(addr string) bool
 	AllowedPeers() []string
+	QueryCounts() map[string]uint64
+	TransferCounts() xfr.TransferCounts
 }
 
-var _ Secondaries = (*xfr.Server)(nil)
+var _ DNS = (*xfr.Server)(nil)
 
 // Server answers the REST API.
 type Server struct {
 	zones Zones
-	peers Secondaries
+	dns   DNS
 	token string
 	log   *slog.Logger
 	mux   *http.ServeMux
 }
 
-// New returns the API over zones and peers. A non-empty token must be
-// presented as "Authorization: Bearer <token>" on every route but
-// GET /ping.
-func New(zones Zones, peers Secondaries, token string, log *slog.Logger) *Server {
+// New returns the API over zones and the DNS server. A non-empty token
+// must be presented as "Authorization: Bearer <token>" on every route
+// but GET /ping.
+func New(zones Zones, dns DNS, token string, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{zones: zones, peers: peers, token: token, log: log.With("component", "api"), mux: http.NewServeMux()}
+	s := &Server{zones: zones, dns: dns, token: token, log: log.With("component", "api"), mux: http.NewServeMux()}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newCollector(s), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.mux.HandleFunc("GET /ping", s.ping)
 	s.mux.HandleFunc("GET /zones", s.authorized(s.getZones))
 	s.mux.HandleFunc("GET /peers", s.authorized(s.getPeers))
 	s.mux.HandleFunc("GET /peer/{addr}", s.authorized(s.getPeer))
 	s.mux.HandleFunc("DELETE /peer/{addr}", s.authorized(s.deletePeer))
 	s.mux.HandleFunc("GET /allowed-peers", s.authorized(s.getAllowedPeers))
+	s.mux.Handle("GET /metrics", s.authorized(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogError{s.log}}).ServeHTTP))
 	return s
 }
 
@@ -104,3 +114,8 @@ func (s *Server) reply(w http.ResponseWriter, status int, body any) {
 		s.log.Debug("cannot write an answer", "err", err)
 	}
 }
+
+// slogError passes promhttp's errors to the log.
+type slogError struct{ log *slog.Logger }
+
+func (l slogError) Println(v ...any) { l.log.Error("metrics", "err", fmt.Sprint(v...)) }

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,6 +154,21 @@ func TestRoutes(t *testing.T) {
 				t.Fatalf("got %+v, want %+v", got, want)
 			}
 		}},
+		{name: "metrics", method: "GET", path: "/metrics", status: 200, check: func(t *testing.T, b []byte) {
+			for _, line := range []string{
+				`cnsd_zone_serial{zone="example.test"} ` + strconv.FormatFloat(float64(serial), 'g', -1, 64),
+				`cnsd_zone_records{zone="example.test"} 1`,
+				`cnsd_zone_journal_entries{zone="example.test"} 1`,
+				fmt.Sprintf(`cnsd_peer_confirmed_serial{peer=%q,zone="example.test"} %s`, peer, strconv.FormatFloat(float64(serial), 'g', -1, 64)),
+				fmt.Sprintf(`cnsd_peer_behind_seconds{peer=%q,zone="example.test"} 0`, peer),
+				fmt.Sprintf(`cnsd_peer_notify_failed_total{peer=%q,zone="example.test"} 0`, peer),
+				`cnsd_dns_transfers_total{kind="axfr"} 0`,
+			} {
+				if !strings.Contains(string(b), line+"\n") {
+					t.Errorf("no line %q in:\n%s", line, grepCNSD(b))
+				}
+			}
+		}},
 		{name: "forget unknown peer", method: "DELETE", path: "/peer/192.0.2.99", status: 404},
 		{name: "forget peer", method: "DELETE", path: "/peer/" + host, status: 200},
 		{name: "unknown route", method: "GET", path: "/nothing", status: 404},
@@ -226,4 +244,14 @@ func errorCode(code string) func(t *testing.T, b []byte) {
 			t.Fatalf("error %s, want code %s and a message", b, code)
 		}
 	}
+}
+
+func grepCNSD(b []byte) string {
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "cnsd_") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -103,3 +103,7 @@ func condense(j []jentry) (removed, added []Record) {
 	slices.SortFunc(added, Record.Compare)
 	return removed, added
 }
+
+// Journal returns how many diffs the snapshot's journal holds and their
+// approximate size in bytes, for metrics.
+func (s *Snapshot) Journal() (entries, bytes int) { return len(s.journal), s.jbytes }

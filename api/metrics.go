@@ -1,0 +1,112 @@
+package api
+
+import (
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// collector reads the store and the DNS server at each scrape, so the
+// figures are never out of step with what is served and nothing is
+// counted twice.
+type collector struct {
+	s *Server
+
+	serial, records, journal, journalBytes    *prometheus.Desc
+	queries, transfers, refused, msgs, xbytes *prometheus.Desc
+
+	peerSerial, peerLag, peerStale, notifySent, notifyFailed, peerXfr *prometheus.Desc
+}
+
+func newCollector(s *Server) *collector {
+	zone := []string{"zone"}
+	peer := []string{"peer", "zone"}
+	d := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("cnsd_"+name, help, labels, nil)
+	}
+	return &collector{s: s,
+		serial:       d("zone_serial", "The zone's current SOA serial.", zone...),
+		records:      d("zone_records", "Records the zone serves.", zone...),
+		journal:      d("zone_journal_entries", "Diffs kept in the zone's journal.", zone...),
+		journalBytes: d("zone_journal_bytes", "Approximate size of the zone's journal.", zone...),
+		queries:      d("dns_queries_total", "Queries answered, by response code.", "rcode"),
+		transfers:    d("dns_transfers_total", "Zone transfers completed, by what was sent.", "kind"),
+		refused:      d("dns_transfers_refused_total", "Zone transfers refused by the ACL or TSIG."),
+		msgs:         d("dns_transfer_messages_total", "Messages of completed zone transfers."),
+		xbytes:       d("dns_transfer_bytes_total", "Octets of completed zone transfers."),
+		peerSerial:   d("peer_confirmed_serial", "The serial the secondary was last seen serving.", peer...),
+		peerLag:      d("peer_behind_seconds", "How long the secondary has been behind the zone's serial (0 when current).", peer...),
+		peerStale:    d("peer_stale", "1 when the secondary has been behind for so long that it is no longer waited for.", peer...),
+		notifySent:   d("peer_notify_sent_total", "NOTIFY messages sent to the secondary, retries included.", peer...),
+		notifyFailed: d("peer_notify_failed_total", "NOTIFYs the secondary never answered, or answered with an error.", peer...),
+		peerXfr:      d("peer_transfers_total", "Transfers by the secondary, by kind.", "peer", "zone", "kind"),
+	}
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	c.collectZones(ch)
+	c.collectDNS(ch)
+	c.collectPeers(ch)
+}
+
+func (c *collector) collectZones(ch chan<- prometheus.Metric) {
+	for _, name := range c.s.zones.Zones() {
+		snap := c.s.zones.Snapshot(name)
+		if snap == nil {
+			continue
+		}
+		zone := strings.TrimSuffix(name, ".")
+		entries, bytes := snap.Journal()
+		gauge(ch, c.serial, float64(snap.Serial()), zone)
+		gauge(ch, c.records, float64(snap.Len()), zone)
+		gauge(ch, c.journal, float64(entries), zone)
+		gauge(ch, c.journalBytes, float64(bytes), zone)
+	}
+}
+
+func (c *collector) collectDNS(ch chan<- prometheus.Metric) {
+	for rcode, n := range c.s.dns.QueryCounts() {
+		counter(ch, c.queries, n, rcode)
+	}
+	t := c.s.dns.TransferCounts()
+	counter(ch, c.transfers, t.AXFR, "axfr")
+	counter(ch, c.transfers, t.IXFR, "ixfr")
+	counter(ch, c.refused, t.Refused)
+	counter(ch, c.msgs, t.Messages)
+	counter(ch, c.xbytes, t.Bytes)
+}
+
+func (c *collector) collectPeers(ch chan<- prometheus.Metric) {
+	now := time.Now()
+	for _, p := range c.s.dns.Peers() {
+		for _, z := range p.Zones {
+			zone := strings.TrimSuffix(z.Zone, ".")
+			gauge(ch, c.peerSerial, float64(z.Serial), p.Addr, zone)
+			lag := 0.0
+			if !z.BehindSince.IsZero() {
+				lag = now.Sub(z.BehindSince).Seconds()
+			}
+			gauge(ch, c.peerLag, lag, p.Addr, zone)
+			stale := 0.0
+			if z.Stale {
+				stale = 1
+			}
+			gauge(ch, c.peerStale, stale, p.Addr, zone)
+			counter(ch, c.notifySent, z.NotifySent, p.Addr, zone)
+			counter(ch, c.notifyFailed, z.NotifyFailed, p.Addr, zone)
+			counter(ch, c.peerXfr, z.AXFR, p.Addr, zone, "axfr")
+			counter(ch, c.peerXfr, z.IXFR, p.Addr, zone, "ixfr")
+		}
+	}
+}
+
+func gauge(ch chan<- prometheus.Metric, d *prometheus.Desc, v float64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v uint64, labels ...string) {
+	ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+}
