@@ -72,13 +72,15 @@ func (s *Server) sendFull(x *stream, st *settings, z servedZone) error {
 	if err := x.add(soa); err != nil {
 		return err
 	}
-	for _, ns := range st.nsRecords(z) {
-		if err := x.add(ns); err != nil {
-			return err
+	if !z.storedNS() {
+		for _, ns := range st.nsRecords(z) {
+			if err := x.add(ns); err != nil {
+				return err
+			}
 		}
 	}
 	for rec := range z.snap.All() {
-		rr, err := toRR(rec, st.recordTTL)
+		rr, err := toRR(rec, st.ttl(rec))
 		if err != nil {
 			s.log.Warn("skipping a record that cannot be served", "zone", z.name, "err", err)
 			continue

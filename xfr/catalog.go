@@ -16,8 +16,12 @@ import (
 	"github.com/cnsd/cnsd/store"
 )
 
-// catalogSource is the contributor of the catalog zone's records.
-const catalogSource = "catalog"
+// Contributors of records that come from the configuration rather than
+// from a VM: the catalog zone's, and the NS records of forward zones.
+const (
+	catalogSource = "catalog"
+	configSource  = "config"
+)
 
 // catalogConfig returns how the catalog zone is served, or false when it
 // is disabled. Its NS is "invalid." (RFC 9432 §4.1), set by newSettings.
@@ -103,11 +107,7 @@ func (c *Catalog) Run(ctx context.Context) error {
 func (c *Catalog) update(ctx context.Context) error {
 	cfg := c.cfg.Load()
 	if c.keptFor != cfg {
-		var forward []string
-		for _, z := range cfg.ForwardZones {
-			forward = append(forward, z.Name)
-		}
-		if err := c.st.Keep(ctx, forward); err != nil {
+		if err := c.keepZones(ctx, cfg); err != nil {
 			return err
 		}
 		c.keptFor = cfg
@@ -137,6 +137,28 @@ func (c *Catalog) update(ctx context.Context) error {
 	return nil
 }
 
+// keepZones makes the configured forward zones permanent and writes their
+// NS records, so that a change of secondaries is a new serial that
+// reaches the secondaries by IXFR.
+func (c *Catalog) keepZones(ctx context.Context, cfg *schema.Config) error {
+	var forward []string
+	for _, z := range cfg.ForwardZones {
+		forward = append(forward, z.Name)
+	}
+	if err := c.st.Keep(ctx, forward); err != nil {
+		return err
+	}
+	st := newSettings(cfg)
+	ns := map[string][]store.Record{}
+	for name, zc := range st.forward {
+		for _, host := range zc.ns {
+			ns[name] = append(ns[name], store.NewRecord(name, dns.TypeNS, host, configSource))
+		}
+	}
+	_, err := c.st.CommitSource(ctx, configSource, ns)
+	return err
+}
+
 // catalogMembers lists the zones the catalog names: every served zone the
 // store holds, but the catalog itself.
 func catalogMembers(st *settings, src Source) []string {
@@ -153,7 +175,8 @@ func catalogMembers(st *settings, src Source) []string {
 // schema version and one PTR per member, under a label derived from the
 // member's name, so it is unique and stays the same as zones come and go.
 func catalogRecords(catalog string, members []string) []store.Record {
-	recs := []store.Record{store.NewRecord("version."+catalog, dns.TypeTXT, `"2"`, catalogSource)}
+	recs := []store.Record{store.NewRecord(catalog, dns.TypeNS, "invalid.", catalogSource),
+		store.NewRecord("version."+catalog, dns.TypeTXT, `"2"`, catalogSource)}
 	for _, m := range members {
 		recs = append(recs, store.NewRecord(memberID(m)+".zones."+catalog, dns.TypePTR, m, catalogSource))
 	}

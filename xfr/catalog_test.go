@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/miekg/dns"
 
 	"github.com/cnsd/cnsd/store"
 )
@@ -31,7 +34,7 @@ func catalogRRs(src *store.Store, zone string) []string {
 	}
 	var out []string
 	for r := range snap.All() {
-		out = append(out, r.String())
+		out = append(out, r.Name+"\t"+dns.Type(r.Type).String()+"\t"+r.Data)
 	}
 	return out
 }
@@ -43,8 +46,9 @@ func TestCatalog(t *testing.T) {
 	runCatalog(t, c)
 	ptr := func(zone string) string { return memberID(zone) + ".zones." + cat + "\tPTR\t" + zone }
 	version := "version." + cat + "\tTXT\t\"2\""
+	ns := cat + "\tNS\tinvalid."
 	// empty.test is configured but has no record: it is kept, and listed.
-	want := []string{ptr("example.test."), ptr("sub.example.test."), ptr("empty.test."), version}
+	want := []string{ptr("example.test."), ptr("sub.example.test."), ptr("empty.test."), version, ns}
 	slices.Sort(want)
 	eventually(t, "the catalog", func() bool {
 		got := catalogRRs(src, cat)
@@ -73,8 +77,9 @@ func TestCatalog(t *testing.T) {
 	// Disabled: the catalog zone's records go, and with them the zone.
 	c.SetConfig(testConfig(t, `, "catalog_zone": {"disabled": true}`))
 	eventually(t, "the catalog zone to go", func() bool { return src.Snapshot(cat) == nil })
-	if snap := src.Snapshot("empty.test."); snap == nil || snap.Len() != 0 {
-		t.Fatal("the configured zone empty.test is not kept, empty, in the store")
+	// empty.test holds only its NS records, from the configuration.
+	if got := catalogRRs(src, "empty.test."); !slices.Equal(got, []string{"empty.test.\tNS\tns.example.test."}) {
+		t.Fatalf("empty.test holds %q, want its NS record only", got)
 	}
 }
 
@@ -91,4 +96,47 @@ func fmtList(l []string) string {
 		out += "\n" + s
 	}
 	return out
+}
+
+// TestNSFollowConfig: the NS records of a forward zone live in the store,
+// so a new secondary in the configuration is a new serial whose IXFR
+// carries the NS record, and an AXFR lists each NS record once.
+func TestNSFollowConfig(t *testing.T) {
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	cfg := testConfig(t, "")
+	c := NewCatalog(cfg, src, nil)
+	runCatalog(t, c)
+	addr, s := serve(t, cfg, src, Options{})
+	nsOf := func() []string {
+		return slices.DeleteFunc(catalogRRs(src, "example.test."), func(l string) bool { return !strings.Contains(l, "\tNS\t") })
+	}
+	eventually(t, "the NS records in the store", func() bool {
+		return slices.Equal(nsOf(), []string{"example.test.\tNS\tns.example.test.", "example.test.\tNS\tns2.example.test."})
+	}, func() string { return fmtList(catalogRRs(src, "example.test.")) })
+	before := uint32(src.Snapshot("example.test.").Serial())
+
+	next := testConfig(t, "")
+	for i := range next.ForwardZones {
+		if next.ForwardZones[i].Name == "example.test" {
+			next.ForwardZones[i].Peers = []string{"ns2.example.test", "ns3.example.test"}
+		}
+	}
+	s.SetConfig(next)
+	c.SetConfig(next)
+	eventually(t, "a new serial", func() bool { return uint32(src.Snapshot("example.test.").Serial()) != before })
+	got, _, _ := transfer(t, addr, "example.test.", true, before, nil)
+	want := "example.test. 3600 IN NS ns3.example.test."
+	if g := rrStrings(got); len(g) != 5 || g[3] != want {
+		t.Fatalf("IXFR %q, want the new NS record %q added", g, want)
+	}
+	all, _, _ := transfer(t, addr, "example.test.", false, 0, nil)
+	ns := 0
+	for _, rr := range all {
+		if rr.Header().Rrtype == dns.TypeNS {
+			ns++
+		}
+	}
+	if ns != 3 {
+		t.Fatalf("AXFR has %d NS records, want 3:\n%q", ns, rrStrings(all))
+	}
 }

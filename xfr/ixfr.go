@@ -78,7 +78,7 @@ func (s *Server) sendDiff(x *stream, st *settings, z servedZone, d store.Diff) e
 		tail dns.RR
 	}{{d.Removed, soa}, {d.Added, soa}} {
 		for _, rec := range part.recs {
-			rr, err := toRR(rec, st.recordTTL)
+			rr, err := toRR(rec, st.ttl(rec))
 			if err != nil {
 				s.log.Warn("skipping a record that cannot be served", "zone", z.name, "err", err)
 				continue

@@ -92,6 +92,9 @@ func (s *Server) rrset(st *settings, z servedZone, name, owner string, qtype uin
 			soa.Hdr.Name = owner
 			return []dns.RR{soa}, true
 		case dns.TypeNS:
+			if z.storedNS() {
+				break // answered from the store below
+			}
 			ns := st.nsRecords(z)
 			for _, rr := range ns {
 				rr.Header().Name = owner
@@ -111,7 +114,7 @@ func (s *Server) rrset(st *settings, z servedZone, name, owner string, qtype uin
 		if t == dns.TypeCNAME && len(rrs) > 0 {
 			continue // records of qtype next to a CNAME: serve those
 		}
-		rr, err := toRR(rec, st.recordTTL)
+		rr, err := toRR(rec, st.ttl(rec))
 		if err != nil {
 			s.log.Warn("skipping a record that cannot be served", "zone", z.name, "err", err)
 			continue
@@ -143,7 +146,7 @@ func (s *Server) additional(m *dns.Msg, st *settings, z servedZone, rrs []dns.RR
 			if t := uint16(rec.Type); t != dns.TypeA && t != dns.TypeAAAA {
 				continue
 			}
-			if a, err := toRR(rec, st.recordTTL); err == nil {
+			if a, err := toRR(rec, st.ttl(rec)); err == nil {
 				m.Extra = append(m.Extra, a)
 			}
 		}

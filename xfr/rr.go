@@ -35,6 +35,11 @@ func toRR(r store.Record, ttl uint32) (dns.RR, error) {
 			return nil, badRecord(r, "not an absolute domain name")
 		}
 		return &dns.PTR{Hdr: hdr, Ptr: r.Data}, nil
+	case dns.TypeNS:
+		if _, ok := dns.IsDomainName(r.Data); !ok || !dns.IsFqdn(r.Data) {
+			return nil, badRecord(r, "not an absolute domain name")
+		}
+		return &dns.NS{Hdr: hdr, Ns: r.Data}, nil
 	case dns.TypeCNAME:
 		if _, ok := dns.IsDomainName(r.Data); !ok || !dns.IsFqdn(r.Data) {
 			return nil, badRecord(r, "not an absolute domain name")

@@ -208,7 +208,29 @@ func (st *settings) negativeSOA(z servedZone, serial uint32) *dns.SOA {
 	return soa
 }
 
-// nsRecords returns the zone's NS records.
+// ttl is the TTL a stored record is served with: NS records (which the
+// catalog maintainer stores at the apex of forward zones) get the NS TTL.
+func (st *settings) ttl(r store.Record) uint32 {
+	if uint16(r.Type) == dns.TypeNS {
+		return st.nsTTL
+	}
+	return st.recordTTL
+}
+
+// storedNS reports whether the store holds the zone's NS records, which
+// then replace the ones built from the configuration: stored, they change
+// with a serial and reach secondaries by IXFR.
+func (z servedZone) storedNS() bool {
+	for _, r := range z.snap.Lookup(z.name) {
+		if uint16(r.Type) == dns.TypeNS {
+			return true
+		}
+	}
+	return false
+}
+
+// nsRecords returns the zone's NS records as the configuration gives
+// them: for zones that do not store their own (reverse zones).
 func (st *settings) nsRecords(z servedZone) []dns.RR {
 	out := make([]dns.RR, 0, len(z.conf.ns))
 	for _, ns := range z.conf.ns {
