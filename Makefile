@@ -31,7 +31,7 @@ GOFILES = $(shell find . \( -name testdata -o -name '[._]?*' \) -prune -o -name 
 all: build
 
 help:
-	@echo 'make build        go build ./... and bin/cnsd, bin/cnsadm'
+	@echo 'make build        go build ./... and bin/cnsd, bin/cnsadm, bin/mockcloud'
 	@echo 'make run          build and start cnsd against a simulated cloud (not wired yet)'
 	@echo 'make test         deps, lint, race tests, fuzz-smoke, bench-smoke, illumos build'
 	@echo 'make deps         check (and as root, install) redis, bind9, knot, slapd and clients'
@@ -46,7 +46,7 @@ help:
 
 build:
 	$(GO) build ./...
-	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/cnsd ./cmd/cnsadm
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/cnsd ./cmd/cnsadm ./cmd/mockcloud
 
 deps:
 	scripts/testdeps.sh
@@ -92,10 +92,12 @@ $(STATICCHECK):
 	GOBIN=$(CURDIR)/$(@D) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
 run: build
-	@echo 'cnsd: the daemon is not wired yet (see issue #6); `make test` runs the suite'
+	@echo 'make run: the cloud feed is not wired into cnsd yet (issues #5, #6), so there is no demo to start.'
+	@echo 'bin/cnsd -config FILE serves the configured zones (DNS, catalog zone, REST API) from its store;'
+	@echo 'bin/mockcloud -generate 100,10,3 serves a simulated cloud. `make test` runs the suite.'
 
 clean:
-	rm -f bin/cnsd bin/cnsadm
+	rm -f bin/cnsd bin/cnsadm bin/mockcloud
 	find . -name testdata -prune -o \( -name '*.test' -o -name '*.prof' -o -name '*.pprof' \
 		-o -name 'cpu.out' -o -name 'mem.out' -o -name 'coverage.out' \) -type f -print -exec rm -f {} +
 

@@ -6,14 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"os/signal"
 	"runtime"
+	"syscall"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
-
-// errNotImplemented is what run returns until the daemon is wired (issue #6).
-var errNotImplemented = errors.New("not implemented yet")
 
 // run parses args and runs cnsd until ctx is cancelled. Help goes to stdout;
 // a usage error is returned for main to print.
@@ -36,7 +36,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "cnsd %s %s %s/%s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 		return nil
 	}
-	return fmt.Errorf("run with -config %q: %w (issue #6)", *configFile, errNotImplemented)
+	if *configFile == "" {
+		return errors.New("-config FILE is required (cnsd -help lists the flags)")
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return serve(ctx, *configFile, log)
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {

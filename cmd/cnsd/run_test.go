@@ -20,7 +20,8 @@ func TestRun(t *testing.T) {
 		{name: "help double dash", args: []string{"--help"}, wantOut: []string{"-config FILE", "-version"}},
 		{name: "h", args: []string{"-h"}, wantOut: []string{"-config FILE"}},
 		{name: "version", args: []string{"-version"}, wantOut: []string{"cnsd dev go1."}},
-		{name: "not wired", args: []string{"-config", "cnsd.json"}, wantErr: errNotImplemented},
+		{name: "no config", args: nil, wantErrStr: "-config FILE is required"},
+		{name: "missing config", args: []string{"-config", "/nonexistent/cnsd.json"}, wantErrStr: "/nonexistent/cnsd.json"},
 		{name: "unknown flag", args: []string{"-bogus"}, wantErrStr: "flag provided but not defined: -bogus"},
 		{name: "extra argument", args: []string{"serve"}, wantErrStr: `unexpected argument "serve"`},
 	}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// freePort returns a port of 127.0.0.1 free for both UDP and TCP when
+// asked; another process may take it before cnsd binds it, which only
+// makes this test fail, never pass wrongly.
+func freePort(t *testing.T) int {
+	t.Helper()
+	for range 20 {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := pc.LocalAddr().(*net.UDPAddr).Port
+		l, err := net.Listen("tcp", pc.LocalAddr().String())
+		pc.Close()
+		if err == nil {
+			l.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port")
+	return 0
+}
+
+const daemonConfig = `{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
+  "forward_zones": {%s},
+  "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"}}`
+
+// TestDaemon runs cnsd on the embedded store: a configured zone is served
+// (SOA and NS) before any record is in it, the API lists it, a SIGHUP
+// with a new zone adds it and one with an invalid file is refused.
+func TestDaemon(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "cnsd.json")
+	dnsPort, apiPort := freePort(t), freePort(t)
+	write := func(zones string) {
+		doc := fmt.Sprintf(daemonConfig, zones, filepath.Join(dir, "cnsd.db"), dnsPort, apiPort)
+		if err := os.WriteFile(cfgPath, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`"a.example.test": {"networks": ["*"]}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-config", cfgPath}, &bytes.Buffer{}, &stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("cnsd: %v\n%s", err, stderr.String())
+		}
+	})
+	dnsAddr := fmt.Sprintf("127.0.0.1:%d", dnsPort)
+	waitFor(t, "the SOA of a.example.test", func() bool { return soa(dnsAddr, "a.example.test.") })
+	if ns := ask(dnsAddr, "a.example.test.", dns.TypeNS); ns == nil || len(ns.Answer) != 1 {
+		t.Fatalf("NS answer %v", ns)
+	}
+	waitFor(t, "GET /zones to list the zone and the catalog zone", func() bool {
+		var zones []struct{ Name string }
+		getJSON(t, fmt.Sprintf("http://127.0.0.1:%d/zones", apiPort), &zones)
+		return len(zones) == 2 && zones[0].Name == "a.example.test" && zones[1].Name == "catalog.cnsd.invalid"
+	})
+
+	write(`"a.example.test": {"networks": ["*"]}, "b.example.test": {"networks": ["a1b2c3d4-0000-4000-8000-000000000001"]}`)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the new zone b.example.test", func() bool { return soa(dnsAddr, "b.example.test.") })
+
+	if err := os.WriteFile(cfgPath, []byte(`{"my_name": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the refusal of the invalid file in the log", func() bool {
+		return bytes.Contains([]byte(stderr.String()), []byte("configuration not reloaded"))
+	})
+	if !soa(dnsAddr, "b.example.test.") {
+		t.Fatal("the running configuration was lost with an invalid file")
+	}
+}
+
+func ask(addr, name string, qtype uint16) *dns.Msg {
+	m := new(dns.Msg).SetQuestion(name, qtype)
+	r, _, err := (&dns.Client{Timeout: time.Second}).Exchange(m, addr)
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+func soa(addr, zone string) bool {
+	r := ask(addr, zone, dns.TypeSOA)
+	return r != nil && r.Rcode == dns.RcodeSuccess && len(r.Answer) == 1
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// syncBuffer is a bytes.Buffer the logger and the test share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
