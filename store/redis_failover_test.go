@@ -20,7 +20,10 @@ import (
 const (
 	helperURLEnv = "CNSD_TEST_REDIS_WRITER_URL"
 	helperIDEnv  = "CNSD_TEST_REDIS_WRITER_ID"
-	failoverTTL  = time.Second
+	// failoverTTL is short so the test is quick, but not so short that
+	// a busy machine starving the renewing goroutine for a moment makes
+	// the lease change hands before the writer is killed.
+	failoverTTL  = 3 * time.Second
 	failoverZone = "failover.example."
 )
 
