@@ -95,9 +95,12 @@ func decodeMetadata(raw json.RawMessage) (map[string]string, error) {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		var s string
+		if isNull(v) {
+			continue
+		}
 		if json.Unmarshal(v, &s) == nil {
 			out[k] = s
-		} else if !isNull(v) {
+		} else {
 			var buf bytes.Buffer
 			if json.Compact(&buf, v) == nil {
 				out[k] = buf.String()
@@ -178,12 +181,10 @@ func decodeVLAN(raw json.RawMessage) int {
 // vmUUID digs the uuid out of a VM object that decodeVM refused, so that
 // the log line and the listing can still name it; "" when there is none.
 func vmUUID(b []byte) string {
-	var v struct {
-		UUID any `json:"uuid"`
-	}
-	if json.Unmarshal(b, &v) != nil {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) != nil {
 		return ""
 	}
-	s, _ := v.UUID.(string)
+	s, _ := optString(obj, "uuid") // keys match exactly, as in decodeVM
 	return s
 }
