@@ -172,3 +172,16 @@ func listedUUIDs(l VMListing) []string {
 	slices.Sort(out)
 	return out
 }
+
+// changedOf returns the Changed VMs of one uuid.
+func (s *recordSink) changedOf(uuid string) []zonegen.VM {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []zonegen.VM
+	for _, vm := range s.changed {
+		if vm.UUID == uuid {
+			out = append(out, vm)
+		}
+	}
+	return out
+}

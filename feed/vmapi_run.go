@@ -34,7 +34,7 @@ func (v *VMAPI) Run(ctx context.Context, sink VMSink) error {
 			if ctx.Err() != nil {
 				break
 			}
-			v.log.Warn("changefeed connection lost; reconnecting", "err", err)
+			v.log.Warn("changefeed session ended; reconnecting", "err", err)
 			lastList = time.Time{}
 			attempt++
 			if listed {
