@@ -3,8 +3,7 @@ package feed
 import (
 	"context"
 	"errors"
-
-	"github.com/cnsd/cnsd/zonegen"
+	"time"
 )
 
 // fetchAttempts bounds the tries of one GET /vms/{uuid} that fails with a
@@ -12,8 +11,19 @@ import (
 // change of the VM, or the next listing, brings it back).
 const fetchAttempts = 4
 
+// worker fetches queued VMs and hands them to the sink. A failed fetch is
+// queued again after a back-off rather than waited for, so that one VM
+// VMAPI cannot serve does not hold up the changes of all the others.
+type worker struct {
+	v     *VMAPI
+	q     *changeQueue
+	sink  VMSink
+	tries map[string]int // uuid → failed fetches so far; only the worker goroutine touches it
+}
+
 // work fetches each queued VM and hands it to the sink, until ctx ends.
 func (v *VMAPI) work(ctx context.Context, q *changeQueue, sink VMSink) error {
+	w := &worker{v: v, q: q, sink: sink, tries: map[string]int{}}
 	for {
 		select {
 		case <-ctx.Done():
@@ -21,7 +31,7 @@ func (v *VMAPI) work(ctx context.Context, q *changeQueue, sink VMSink) error {
 		case <-q.ready:
 		}
 		for uuid, ok := q.pop(); ok; uuid, ok = q.pop() {
-			v.apply(ctx, uuid, sink)
+			w.apply(ctx, uuid)
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -30,33 +40,31 @@ func (v *VMAPI) work(ctx context.Context, q *changeQueue, sink VMSink) error {
 }
 
 // apply fetches one changed VM and tells the sink what became of it.
-func (v *VMAPI) apply(ctx context.Context, uuid string, sink VMSink) {
-	vm, err := v.fetch(ctx, uuid)
+func (w *worker) apply(ctx context.Context, uuid string) {
+	vm, err := w.v.getVM(ctx, uuid)
+	if err != nil && ctx.Err() != nil {
+		return
+	}
+	if err != nil && !errors.Is(err, errVMGone) && retryable(err) && w.tries[uuid] < fetchAttempts-1 {
+		n := w.tries[uuid]
+		w.tries[uuid]++
+		w.v.log.Warn("vm fetch failed; trying again", "vm", uuid, "attempt", n+1, "err", err)
+		time.AfterFunc(w.v.backoff(n), func() {
+			if ctx.Err() == nil {
+				w.q.push(uuid)
+			}
+		})
+		return
+	}
+	delete(w.tries, uuid)
 	switch {
 	case errors.Is(err, errVMGone):
-		sink.Gone(uuid)
+		w.sink.Gone(uuid)
 	case err != nil:
-		if ctx.Err() == nil {
-			v.log.Error("vm change skipped", "vm", uuid, "err", err)
-		}
+		w.v.log.Error("vm change skipped", "vm", uuid, "err", err)
 	case vm.State == "destroyed" || bool(vm.Destroyed):
-		sink.Gone(uuid)
+		w.sink.Gone(uuid)
 	default:
-		sink.Changed(vm)
+		w.sink.Changed(vm)
 	}
-}
-
-// fetch gets one VM, trying again after transport errors and 5xx answers.
-func (v *VMAPI) fetch(ctx context.Context, uuid string) (vm zonegen.VM, err error) {
-	for n := range fetchAttempts {
-		vm, err = v.getVM(ctx, uuid)
-		if err == nil || !retryable(err) || n == fetchAttempts-1 {
-			return vm, err
-		}
-		v.log.Warn("vm fetch failed; trying again", "vm", uuid, "attempt", n+1, "err", err)
-		if !sleep(ctx, v.backoff(n)) {
-			return vm, ctx.Err()
-		}
-	}
-	return vm, err
 }

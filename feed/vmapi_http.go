@@ -79,7 +79,7 @@ var errVMGone = errors.New("vm not found")
 
 // getVM fetches one VM.
 func (v *VMAPI) getVM(ctx context.Context, uuid string) (zonegen.VM, error) {
-	body, err := v.get(ctx, "/vms/"+url.PathEscape(uuid), nil)
+	body, err := v.get(ctx, "/vms/"+url.PathEscape(uuid), url.Values{"fields": {vmFields}})
 	var se *statusError
 	if errors.As(err, &se) && se.status == http.StatusNotFound {
 		return zonegen.VM{}, errVMGone
@@ -90,15 +90,20 @@ func (v *VMAPI) getVM(ctx context.Context, uuid string) (zonegen.VM, error) {
 	return decodeVM(body)
 }
 
-// list reads every active VM, page by page. Pages are sorted by uuid and
-// continued with a marker (the last uuid seen) rather than an offset, so
-// that VMs created or destroyed during the listing shift nothing: each VM
-// that exists throughout is listed exactly once.
+// vmFields are the VM fields asked for: the ones naming depends on, which
+// makes a page a fraction of the size of full VM objects.
+const vmFields = "uuid,owner_uuid,alias,state,destroyed,server_uuid,tags,customer_metadata,nics"
+
+// list reads every active VM, page by page, as VMAPI documents it: in its
+// default order (uuid, descending), each page after the first continued
+// with a marker naming the last uuid of the previous one rather than an
+// offset, so that VMs created or destroyed during the listing shift
+// nothing and each VM that exists throughout is listed exactly once.
 func (v *VMAPI) list(ctx context.Context) (VMListing, error) {
 	var l VMListing
 	marker := ""
 	for page := 0; ; page++ {
-		q := url.Values{"state": {"active"}, "limit": {strconv.Itoa(v.cfg.Limit)}, "sort": {"uuid.ASC"}}
+		q := url.Values{"state": {"active"}, "limit": {strconv.Itoa(v.cfg.Limit)}, "fields": {vmFields}}
 		if marker != "" {
 			m, _ := json.Marshal(map[string]string{"uuid": marker}) // a string map cannot fail
 			q.Set("marker", string(m))
@@ -111,21 +116,29 @@ func (v *VMAPI) list(ctx context.Context) (VMListing, error) {
 		if err := json.Unmarshal(body, &items); err != nil {
 			return VMListing{}, fmt.Errorf("list vms: page %d is not a json array", page)
 		}
-		last := v.addPage(&l, items, page)
+		least := v.addPage(&l, items, page)
 		if len(items) < v.cfg.Limit {
 			return l, nil
 		}
-		if last <= marker {
+		if least == "" || marker != "" && least >= marker {
 			return VMListing{}, fmt.Errorf("list vms: page %d does not advance past %q", page, marker)
 		}
-		marker = last
+		marker = least
 	}
 }
 
 // addPage adds one page's VMs to l, logging and naming in l.Unreadable
-// the malformed ones, and returns the greatest uuid seen on the page.
+// the malformed ones, and returns the least uuid seen on the page: the
+// marker of the next page. An unnamed malformed VM is skipped; should it
+// sort last, the next page starts before it and lists it again, which
+// costs a log line, not a VM.
 func (v *VMAPI) addPage(l *VMListing, items []json.RawMessage, page int) string {
-	last := ""
+	least := ""
+	seen := func(id string) {
+		if least == "" || id < least {
+			least = id
+		}
+	}
 	for i, raw := range items {
 		vm, err := decodeVM(raw)
 		if err != nil {
@@ -133,12 +146,12 @@ func (v *VMAPI) addPage(l *VMListing, items []json.RawMessage, page int) string 
 			v.log.Warn("malformed vm in listing skipped", "vm", id, "page", page, "index", i, "err", err)
 			if id != "" {
 				l.Unreadable = append(l.Unreadable, id)
-				last = max(last, id)
+				seen(id)
 			}
 			continue
 		}
 		l.VMs = append(l.VMs, vm)
-		last = max(last, vm.UUID)
+		seen(vm.UUID)
 	}
-	return last
+	return least
 }
