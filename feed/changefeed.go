@@ -16,9 +16,9 @@ import (
 var vmSubResources = []string{"alias", "customer_metadata", "destroyed", "nics",
 	"owner_uuid", "server_uuid", "state", "tags"}
 
-// registration is the v1 registration frame; v1 because cnsd follows one
+// changefeedRegistration is the v1 registration frame; v1 because cnsd follows one
 // resource, and every publisher version accepts it.
-type registration struct {
+type changefeedRegistration struct {
 	Instance   string `json:"instance"`
 	Service    string `json:"service"`
 	ChangeKind struct {
@@ -27,9 +27,9 @@ type registration struct {
 	} `json:"changeKind"`
 }
 
-// errFeedRefused: the publisher closed the feed instead of bootstrapping
+// errChangefeedRefused: the publisher closed the feed instead of bootstrapping
 // it, e.g. "unknown resource: vm" from a VMAPI without a changefeed.
-var errFeedRefused = errors.New("changefeed registration refused")
+var errChangefeedRefused = errors.New("changefeed registration refused")
 
 // connect establishes the changefeed as the reference client does: a plain
 // GET /changefeeds first (a publisher that answers it with an error has no
@@ -52,7 +52,7 @@ func (v *VMAPI) connect(ctx context.Context) (*websocket.Conn, error) {
 
 // dial opens the websocket, with the HTTP client's TLS and proxy settings.
 func (v *VMAPI) dial(ctx context.Context) (*websocket.Conn, error) {
-	d := websocket.Dialer{HandshakeTimeout: httpTimeout}
+	d := websocket.Dialer{HandshakeTimeout: vmapiRequestTimeout}
 	if t, ok := v.cfg.HTTPClient.Transport.(*http.Transport); ok {
 		d.TLSClientConfig = t.TLSClientConfig
 		d.Proxy = t.Proxy
@@ -72,7 +72,7 @@ func (v *VMAPI) dial(ctx context.Context) (*websocket.Conn, error) {
 // register sends the registration and waits, at most Silence, for the
 // bootstrap frame.
 func (v *VMAPI) register(ws *websocket.Conn) error {
-	var r registration
+	var r changefeedRegistration
 	r.Instance, r.Service = v.cfg.Instance, "cns"
 	r.ChangeKind.Resource, r.ChangeKind.SubResources = "vm", vmSubResources
 	ws.SetWriteDeadline(time.Now().Add(v.cfg.Silence))
@@ -82,7 +82,7 @@ func (v *VMAPI) register(ws *websocket.Conn) error {
 	ws.SetReadDeadline(time.Now().Add(v.cfg.Silence))
 	_, b, err := ws.ReadMessage()
 	if ce, ok := errors.AsType[*websocket.CloseError](err); ok {
-		return fmt.Errorf("%w: close code %d: %s", errFeedRefused, ce.Code, ce.Text)
+		return fmt.Errorf("%w: close code %d: %s", errChangefeedRefused, ce.Code, ce.Text)
 	}
 	if err != nil {
 		return fmt.Errorf("changefeed bootstrap: %w", err)

@@ -11,9 +11,9 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// errItemSilence: no change item for ItemSilence; the feed may have been
+// errChangefeedItemSilence: no change item for ItemSilence; the feed may have been
 // taken over by another connection with the same instance.
-var errItemSilence = errors.New("no change item received; the feed may have been taken over by another connection with the same instance")
+var errChangefeedItemSilence = errors.New("no change item received; the feed may have been taken over by another connection with the same instance")
 
 // follow runs one established changefeed connection until it fails: the
 // listing first, then a fetch for each change item, with one reader and
@@ -92,7 +92,7 @@ func (v *VMAPI) write(ctx context.Context, ws *websocket.Conn, lastItem *atomic.
 		}
 		quiet := time.Since(time.Unix(0, lastItem.Load()))
 		if v.cfg.ItemSilence > 0 && quiet > v.cfg.ItemSilence {
-			return fmt.Errorf("%w (quiet for %v)", errItemSilence, quiet.Round(time.Millisecond))
+			return fmt.Errorf("%w (quiet for %v)", errChangefeedItemSilence, quiet.Round(time.Millisecond))
 		}
 		deadline := time.Now().Add(v.cfg.Silence)
 		ws.SetWriteDeadline(deadline)

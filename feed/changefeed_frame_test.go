@@ -6,19 +6,19 @@ func TestDecodeFrame(t *testing.T) {
 	tests := []struct {
 		name    string
 		in      string
-		want    frame
+		want    changefeedFrame
 		wantErr bool
 	}{
 		{name: "v1 bootstrap", in: `{"resource":"vm","subResources":["alias"],"bootstrapRoute":"/vms"}`,
-			want: frame{bootstrap: true, route: "/vms"}},
+			want: changefeedFrame{bootstrap: true, route: "/vms"}},
 		{name: "v2 bootstrap", in: `{"bootstrapRoutes":[{"resource":"vm","bootstrapRoute":"/vms"}]}`,
-			want: frame{bootstrap: true}},
-		{name: "bootstrap route of another type", in: `{"bootstrapRoute":7}`, want: frame{bootstrap: true}},
+			want: changefeedFrame{bootstrap: true}},
+		{name: "bootstrap route of another type", in: `{"bootstrapRoute":7}`, want: changefeedFrame{bootstrap: true}},
 		{name: "item", in: `{"changeKind":{"resource":"vm","subResources":["tags"]},"changedResourceId":"u1","resourceObject":{"uuid":"u1"},"published":"1767225600000"}`,
-			want: frame{resource: "vm", id: "u1"}},
-		{name: "item without changeKind", in: `{"changedResourceId":"u1"}`, want: frame{id: "u1"}},
+			want: changefeedFrame{resource: "vm", id: "u1"}},
+		{name: "item without changeKind", in: `{"changedResourceId":"u1"}`, want: changefeedFrame{id: "u1"}},
 		{name: "item of another resource", in: `{"changeKind":{"resource":"nic"},"changedResourceId":"m"}`,
-			want: frame{resource: "nic", id: "m"}},
+			want: changefeedFrame{resource: "nic", id: "m"}},
 		{name: "no id", in: `{"changeKind":{"resource":"vm"}}`, wantErr: true},
 		{name: "empty id", in: `{"changedResourceId":""}`, wantErr: true},
 		{name: "id not a string", in: `{"changedResourceId":5}`, wantErr: true},

@@ -43,11 +43,11 @@ type VMAPIConfig struct {
 // Defaults of VMAPIConfig.
 const (
 	DefaultVMAPILimit        = 1000
-	DefaultMinBackoff        = time.Second
-	DefaultMaxBackoff        = time.Minute
-	DefaultListInterval      = 5 * time.Minute
-	DefaultHeartbeatInterval = 27800 * time.Millisecond
-	DefaultItemSilence       = 10 * time.Minute
+	DefaultVMAPIMinBackoff   = time.Second
+	DefaultVMAPIMaxBackoff   = time.Minute
+	DefaultVMAPIListInterval = 5 * time.Minute
+	DefaultVMAPIHeartbeat    = 27800 * time.Millisecond
+	DefaultVMAPIItemSilence  = 10 * time.Minute
 )
 
 // VMListing is a complete listing of the active VMs, taken after every
@@ -87,10 +87,10 @@ func NewVMAPI(cfg VMAPIConfig, log *slog.Logger) *VMAPI {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return &VMAPI{cfg: withDefaults(cfg), log: log.With("component", "vmapi")}
+	return &VMAPI{cfg: withVMAPIDefaults(cfg), log: log.With("component", "vmapi")}
 }
 
-func withDefaults(c VMAPIConfig) VMAPIConfig {
+func withVMAPIDefaults(c VMAPIConfig) VMAPIConfig {
 	if c.Limit <= 0 || c.Limit > DefaultVMAPILimit {
 		c.Limit = DefaultVMAPILimit
 	}
@@ -98,22 +98,23 @@ func withDefaults(c VMAPIConfig) VMAPIConfig {
 		c.HTTPClient = http.DefaultClient
 	}
 	if c.MinBackoff <= 0 {
-		c.MinBackoff = DefaultMinBackoff
+		c.MinBackoff = DefaultVMAPIMinBackoff
 	}
-	if c.MaxBackoff < c.MinBackoff {
-		c.MaxBackoff = max(DefaultMaxBackoff, c.MinBackoff)
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = max(DefaultVMAPIMaxBackoff, c.MinBackoff)
 	}
+	c.MaxBackoff = max(c.MaxBackoff, c.MinBackoff)
 	if c.ListInterval <= 0 {
-		c.ListInterval = DefaultListInterval
+		c.ListInterval = DefaultVMAPIListInterval
 	}
 	if c.HeartbeatInterval <= 0 {
-		c.HeartbeatInterval = DefaultHeartbeatInterval
+		c.HeartbeatInterval = DefaultVMAPIHeartbeat
 	}
 	if c.Silence <= 0 {
 		c.Silence = 3 * c.HeartbeatInterval
 	}
 	if c.ItemSilence == 0 {
-		c.ItemSilence = DefaultItemSilence
+		c.ItemSilence = DefaultVMAPIItemSilence
 	}
 	return c
 }
@@ -140,8 +141,8 @@ func (v *VMAPI) backoff(n int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// sleep waits d or until ctx ends, and reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
+// vmapiSleep waits d or until ctx ends, and reports whether ctx is still live.
+func vmapiSleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -6,15 +6,15 @@ import (
 	"time"
 )
 
-// fetchAttempts bounds the tries of one GET /vms/{uuid} that fails with a
+// vmFetchAttempts bounds the tries of one GET /vms/{uuid} that fails with a
 // transport error or a 5xx; after that the change is skipped (the next
 // change of the VM, or the next listing, brings it back).
-const fetchAttempts = 4
+const vmFetchAttempts = 4
 
-// worker fetches queued VMs and hands them to the sink. A failed fetch is
+// changeWorker fetches queued VMs and hands them to the sink. A failed fetch is
 // queued again after a back-off rather than waited for, so that one VM
 // VMAPI cannot serve does not hold up the changes of all the others.
-type worker struct {
+type changeWorker struct {
 	v     *VMAPI
 	q     *changeQueue
 	sink  VMSink
@@ -23,7 +23,7 @@ type worker struct {
 
 // work fetches each queued VM and hands it to the sink, until ctx ends.
 func (v *VMAPI) work(ctx context.Context, q *changeQueue, sink VMSink) error {
-	w := &worker{v: v, q: q, sink: sink, tries: map[string]int{}}
+	w := &changeWorker{v: v, q: q, sink: sink, tries: map[string]int{}}
 	for {
 		select {
 		case <-ctx.Done():
@@ -40,12 +40,12 @@ func (v *VMAPI) work(ctx context.Context, q *changeQueue, sink VMSink) error {
 }
 
 // apply fetches one changed VM and tells the sink what became of it.
-func (w *worker) apply(ctx context.Context, uuid string) {
+func (w *changeWorker) apply(ctx context.Context, uuid string) {
 	vm, err := w.v.getVM(ctx, uuid)
 	if err != nil && ctx.Err() != nil {
 		return
 	}
-	if err != nil && !errors.Is(err, errVMGone) && retryable(err) && w.tries[uuid] < fetchAttempts-1 {
+	if err != nil && !errors.Is(err, errVMGone) && vmapiRetryable(err) && w.tries[uuid] < vmFetchAttempts-1 {
 		n := w.tries[uuid]
 		w.tries[uuid]++
 		w.v.log.Warn("vm fetch failed; trying again", "vm", uuid, "attempt", n+1, "err", err)

@@ -10,9 +10,9 @@ import (
 	"github.com/cnsd/cnsd/zonegen"
 )
 
-// errNoUUID marks a VM object without a usable uuid: it cannot even be
+// errVMNoUUID marks a VM object without a usable uuid: it cannot even be
 // named in a log line, let alone kept.
-var errNoUUID = errors.New("vm has no uuid")
+var errVMNoUUID = errors.New("vm has no uuid")
 
 // decodeVM reads one VMAPI VM object. It is strict about what naming
 // depends on (uuid, and the string fields being strings) and lenient where
@@ -26,41 +26,41 @@ func decodeVM(b []byte) (zonegen.VM, error) {
 	}
 	var vm zonegen.VM
 	var err error
-	if vm.UUID, err = optString(obj, "uuid"); err != nil || vm.UUID == "" {
-		return zonegen.VM{}, errNoUUID
+	if vm.UUID, err = vmString(obj, "uuid"); err != nil || vm.UUID == "" {
+		return zonegen.VM{}, errVMNoUUID
 	}
 	for _, f := range []struct {
 		name string
 		dst  *string
 	}{{"owner_uuid", &vm.OwnerUUID}, {"alias", &vm.Alias}, {"state", &vm.State}, {"server_uuid", &vm.ServerUUID}} {
-		if *f.dst, err = optString(obj, f.name); err != nil {
+		if *f.dst, err = vmString(obj, f.name); err != nil {
 			return zonegen.VM{}, fmt.Errorf("decode vm %s: %w", vm.UUID, err)
 		}
 	}
 	if raw, ok := obj["destroyed"]; ok {
 		_ = vm.Destroyed.UnmarshalJSON(raw) // Truthy accepts every JSON value
 	}
-	if vm.Tags, err = decodeTags(obj["tags"]); err != nil {
+	if vm.Tags, err = vmTags(obj["tags"]); err != nil {
 		return zonegen.VM{}, fmt.Errorf("decode vm %s: %w", vm.UUID, err)
 	}
-	if vm.CustomerMetadata, err = decodeMetadata(obj["customer_metadata"]); err != nil {
+	if vm.CustomerMetadata, err = vmMetadata(obj["customer_metadata"]); err != nil {
 		return zonegen.VM{}, fmt.Errorf("decode vm %s: %w", vm.UUID, err)
 	}
-	if vm.NICs, err = decodeNICs(obj["nics"]); err != nil {
+	if vm.NICs, err = vmNICs(obj["nics"]); err != nil {
 		return zonegen.VM{}, fmt.Errorf("decode vm %s: %w", vm.UUID, err)
 	}
 	return vm, nil
 }
 
-// isNull reports an absent field or a JSON null.
-func isNull(raw json.RawMessage) bool {
+// vmJSONNull reports an absent field or a JSON null.
+func vmJSONNull(raw json.RawMessage) bool {
 	return raw == nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
-// optString reads a string field; absent and null are "".
-func optString(obj map[string]json.RawMessage, name string) (string, error) {
+// vmString reads a string field; absent and null are "".
+func vmString(obj map[string]json.RawMessage, name string) (string, error) {
 	raw := obj[name]
-	if isNull(raw) {
+	if vmJSONNull(raw) {
 		return "", nil
 	}
 	var s string
@@ -70,8 +70,8 @@ func optString(obj map[string]json.RawMessage, name string) (string, error) {
 	return s, nil
 }
 
-func decodeTags(raw json.RawMessage) (map[string]any, error) {
-	if isNull(raw) {
+func vmTags(raw json.RawMessage) (map[string]any, error) {
+	if vmJSONNull(raw) {
 		return nil, nil
 	}
 	var tags map[string]any
@@ -81,11 +81,11 @@ func decodeTags(raw json.RawMessage) (map[string]any, error) {
 	return tags, nil
 }
 
-// decodeMetadata keeps non-string values as their JSON text: VMAPI
+// vmMetadata keeps non-string values as their JSON text: VMAPI
 // stores strings, but older clients wrote numbers and booleans, and the
 // naming keys (triton.cns.status, …) are compared as text anyway.
-func decodeMetadata(raw json.RawMessage) (map[string]string, error) {
-	if isNull(raw) {
+func vmMetadata(raw json.RawMessage) (map[string]string, error) {
+	if vmJSONNull(raw) {
 		return nil, nil
 	}
 	var m map[string]json.RawMessage
@@ -95,7 +95,7 @@ func decodeMetadata(raw json.RawMessage) (map[string]string, error) {
 	out := make(map[string]string, len(m))
 	for k, v := range m {
 		var s string
-		if isNull(v) {
+		if vmJSONNull(v) {
 			continue
 		}
 		if json.Unmarshal(v, &s) == nil {
@@ -110,10 +110,10 @@ func decodeMetadata(raw json.RawMessage) (map[string]string, error) {
 	return out, nil
 }
 
-// decodeNICs reads the nics array; an element that is not an object makes
+// vmNICs reads the nics array; an element that is not an object makes
 // the VM malformed, a NIC field of the wrong type is only dropped.
-func decodeNICs(raw json.RawMessage) ([]zonegen.NIC, error) {
-	if isNull(raw) {
+func vmNICs(raw json.RawMessage) ([]zonegen.NIC, error) {
+	if vmJSONNull(raw) {
 		return nil, nil
 	}
 	var list []json.RawMessage
@@ -126,25 +126,25 @@ func decodeNICs(raw json.RawMessage) ([]zonegen.NIC, error) {
 		if err := json.Unmarshal(r, &obj); err != nil || obj == nil {
 			return nil, fmt.Errorf("nics[%d]: want an object", i)
 		}
-		nics = append(nics, decodeNIC(obj))
+		nics = append(nics, vmNIC(obj))
 	}
 	return nics, nil
 }
 
-func decodeNIC(obj map[string]json.RawMessage) zonegen.NIC {
+func vmNIC(obj map[string]json.RawMessage) zonegen.NIC {
 	str := func(name string) string {
-		s, _ := optString(obj, name)
+		s, _ := vmString(obj, name)
 		return s
 	}
 	n := zonegen.NIC{IP: str("ip"), MAC: str("mac"), NetworkUUID: str("network_uuid"), NICTag: str("nic_tag")}
-	n.IPs = decodeIPs(obj["ips"])
-	n.VLANID = decodeVLAN(obj["vlan_id"])
+	n.IPs = vmNICIPs(obj["ips"])
+	n.VLANID = vmNICVLAN(obj["vlan_id"])
 	return n
 }
 
-// decodeIPs accepts an array of strings (other elements are skipped) or a
+// vmNICIPs accepts an array of strings (other elements are skipped) or a
 // single string.
-func decodeIPs(raw json.RawMessage) []string {
+func vmNICIPs(raw json.RawMessage) []string {
 	var one string
 	if json.Unmarshal(raw, &one) == nil {
 		return []string{one}
@@ -162,9 +162,9 @@ func decodeIPs(raw json.RawMessage) []string {
 	return out
 }
 
-// decodeVLAN accepts a number or a numeric string; anything else is VLAN
+// vmNICVLAN accepts a number or a numeric string; anything else is VLAN
 // 0, which is what an absent vlan_id means.
-func decodeVLAN(raw json.RawMessage) int {
+func vmNICVLAN(raw json.RawMessage) int {
 	var n int
 	if json.Unmarshal(raw, &n) == nil {
 		return n
@@ -185,6 +185,6 @@ func vmUUID(b []byte) string {
 	if json.Unmarshal(b, &obj) != nil {
 		return ""
 	}
-	s, _ := optString(obj, "uuid") // keys match exactly, as in decodeVM
+	s, _ := vmString(obj, "uuid") // keys match exactly, as in decodeVM
 	return s
 }

@@ -61,8 +61,8 @@ func TestDecodeVM(t *testing.T) {
 }
 
 func TestDecodeVMNoUUID(t *testing.T) {
-	if _, err := decodeVM([]byte(`{"uuid":""}`)); !errors.Is(err, errNoUUID) {
-		t.Errorf("decodeVM of an empty uuid: %v, want errNoUUID", err)
+	if _, err := decodeVM([]byte(`{"uuid":""}`)); !errors.Is(err, errVMNoUUID) {
+		t.Errorf("decodeVM of an empty uuid: %v, want errVMNoUUID", err)
 	}
 }
 

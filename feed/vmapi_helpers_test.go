@@ -16,83 +16,83 @@ import (
 	"github.com/cnsd/cnsd/zonegen"
 )
 
-// waitLimit bounds every wait for a condition; conditions are polled, so
+// vmWaitLimit bounds every wait for a condition; conditions are polled, so
 // a slow machine only makes the tests slower, never wrong.
-const waitLimit = 20 * time.Second
+const vmWaitLimit = 20 * time.Second
 
-// recordSink is a VMSink that remembers everything it was told.
-type recordSink struct {
+// vmSinkRecorder is a VMSink that remembers everything it was told.
+type vmSinkRecorder struct {
 	mu       sync.Mutex
 	listings []VMListing
 	changed  []zonegen.VM
 	gone     []string
 }
 
-var _ VMSink = (*recordSink)(nil)
+var _ VMSink = (*vmSinkRecorder)(nil)
 
-func (s *recordSink) Listing(l VMListing) {
+func (s *vmSinkRecorder) Listing(l VMListing) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.listings = append(s.listings, l)
 }
 
-func (s *recordSink) Changed(vm zonegen.VM) {
+func (s *vmSinkRecorder) Changed(vm zonegen.VM) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.changed = append(s.changed, vm)
 }
 
-func (s *recordSink) Gone(uuid string) {
+func (s *vmSinkRecorder) Gone(uuid string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.gone = append(s.gone, uuid)
 }
 
-func (s *recordSink) numListings() int {
+func (s *vmSinkRecorder) numListings() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.listings)
 }
 
-func (s *recordSink) lastListing() VMListing {
+func (s *vmSinkRecorder) lastListing() VMListing {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.listings[len(s.listings)-1]
 }
 
 // changedMatch reports whether a Changed VM satisfied ok.
-func (s *recordSink) changedMatch(ok func(zonegen.VM) bool) bool {
+func (s *vmSinkRecorder) changedMatch(ok func(zonegen.VM) bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.ContainsFunc(s.changed, ok)
 }
 
-func (s *recordSink) isGone(uuid string) bool {
+func (s *vmSinkRecorder) isGone(uuid string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Contains(s.gone, uuid)
 }
 
-// logBuffer collects log output from several goroutines.
-type logBuffer struct {
+// vmLogBuffer collects log output from several goroutines.
+type vmLogBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *logBuffer) Write(p []byte) (int, error) {
+func (b *vmLogBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *logBuffer) String() string {
+func (b *vmLogBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
 
 // lines returns the log lines containing every one of parts.
-func (b *logBuffer) lines(parts ...string) []string {
+func (b *vmLogBuffer) lines(parts ...string) []string {
 	var out []string
 	for l := range strings.Lines(b.String()) {
 		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(l, p) }) {
@@ -102,10 +102,10 @@ func (b *logBuffer) lines(parts ...string) []string {
 	return out
 }
 
-// waitFor polls cond until it holds, failing the test after waitLimit.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// vmWaitFor polls cond until it holds, failing the test after vmWaitLimit.
+func vmWaitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(vmWaitLimit)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("gave up waiting for %s", what)
@@ -114,14 +114,14 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// newCloud is a generated cloud of n VMs.
-func newCloud(n int) *mockcloud.Cloud {
+// newVMCloud is a generated cloud of n VMs.
+func newVMCloud(n int) *mockcloud.Cloud {
 	return mockcloud.New(mockcloud.Generate(mockcloud.GenOptions{VMs: n, Accounts: 4, Servers: 3, Seed: 7}), nil)
 }
 
-// testConfig has intervals short enough for tests and a page size that
+// vmapiTestConfig has intervals short enough for tests and a page size that
 // makes the listing span several pages.
-func testConfig(url string) VMAPIConfig {
+func vmapiTestConfig(url string) VMAPIConfig {
 	return VMAPIConfig{URL: url, Instance: "0b1c2d3e-cns-test", Limit: 7,
 		MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
 		HeartbeatInterval: 20 * time.Millisecond, Silence: 5 * time.Second,
@@ -130,17 +130,17 @@ func testConfig(url string) VMAPIConfig {
 
 // startVMAPI serves h on 127.0.0.1 and runs a follower of it until the
 // test ends.
-func startVMAPI(t *testing.T, h http.Handler, tune func(*VMAPIConfig)) (*recordSink, *logBuffer) {
+func startVMAPI(t *testing.T, h http.Handler, tune func(*VMAPIConfig)) (*vmSinkRecorder, *vmLogBuffer) {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	cfg := testConfig(srv.URL)
+	cfg := vmapiTestConfig(srv.URL)
 	if tune != nil {
 		tune(&cfg)
 	}
-	logs := &logBuffer{}
+	logs := &vmLogBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	sink := &recordSink{}
+	sink := &vmSinkRecorder{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- NewVMAPI(cfg, log).Run(ctx, sink) }()
@@ -174,7 +174,7 @@ func listedUUIDs(l VMListing) []string {
 }
 
 // changedOf returns the Changed VMs of one uuid.
-func (s *recordSink) changedOf(uuid string) []zonegen.VM {
+func (s *vmSinkRecorder) changedOf(uuid string) []zonegen.VM {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []zonegen.VM

@@ -15,29 +15,29 @@ import (
 	"github.com/cnsd/cnsd/zonegen"
 )
 
-// httpTimeout bounds one REST request; a page of 1000 VMs is well under a
+// vmapiRequestTimeout bounds one REST request; a page of 1000 VMs is well under a
 // megabyte, so a request that takes longer is stuck.
-const httpTimeout = time.Minute
+const vmapiRequestTimeout = time.Minute
 
-// maxBody bounds what is read of one response; VMAPI's largest page is a
+// vmapiMaxBody bounds what is read of one response; VMAPI's largest page is a
 // few megabytes.
-const maxBody = 256 << 20
+const vmapiMaxBody = 256 << 20
 
-// statusError is an HTTP answer of 400 or above.
-type statusError struct {
+// vmapiStatusError is an HTTP answer of 400 or above.
+type vmapiStatusError struct {
 	status int
 	body   string // the start of the body: Triton puts its error code there
 }
 
-func (e *statusError) Error() string {
+func (e *vmapiStatusError) Error() string {
 	return fmt.Sprintf("http status %d: %s", e.status, e.body)
 }
 
-// retryable reports whether a request that failed with err may succeed
+// vmapiRetryable reports whether a request that failed with err may succeed
 // when tried again: transport errors and 5xx answers may; 4xx answers and malformed
 // bodies never do.
-func retryable(err error) bool {
-	var se *statusError
+func vmapiRetryable(err error) bool {
+	var se *vmapiStatusError
 	if errors.As(err, &se) {
 		return se.status >= 500
 	}
@@ -48,7 +48,7 @@ func retryable(err error) bool {
 // get fetches path?query from VMAPI and returns the body of a 2xx or 3xx
 // answer.
 func (v *VMAPI) get(ctx context.Context, path string, query url.Values) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, httpTimeout)
+	ctx, cancel := context.WithTimeout(ctx, vmapiRequestTimeout)
 	defer cancel()
 	u := strings.TrimSuffix(v.cfg.URL, "/") + path
 	if len(query) > 0 {
@@ -64,12 +64,12 @@ func (v *VMAPI) get(ctx context.Context, path string, query url.Values) ([]byte,
 		return nil, fmt.Errorf("get %s: %w", path, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, vmapiMaxBody))
 	if err != nil {
 		return nil, fmt.Errorf("get %s: read body: %w", path, err)
 	}
 	if resp.StatusCode >= 400 {
-		return nil, fmt.Errorf("get %s: %w", path, &statusError{resp.StatusCode, string(body[:min(len(body), 200)])})
+		return nil, fmt.Errorf("get %s: %w", path, &vmapiStatusError{resp.StatusCode, string(body[:min(len(body), 200)])})
 	}
 	return body, nil
 }
@@ -80,7 +80,7 @@ var errVMGone = errors.New("vm not found")
 // getVM fetches one VM.
 func (v *VMAPI) getVM(ctx context.Context, uuid string) (zonegen.VM, error) {
 	body, err := v.get(ctx, "/vms/"+url.PathEscape(uuid), url.Values{"fields": {vmFields}})
-	var se *statusError
+	var se *vmapiStatusError
 	if errors.As(err, &se) && se.status == http.StatusNotFound {
 		return zonegen.VM{}, errVMGone
 	}

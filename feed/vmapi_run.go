@@ -48,7 +48,7 @@ func (v *VMAPI) Run(ctx context.Context, sink VMSink) error {
 			}
 			attempt++
 		}
-		if !sleep(ctx, v.backoff(attempt)) {
+		if !vmapiSleep(ctx, v.backoff(attempt)) {
 			break
 		}
 	}
@@ -61,7 +61,7 @@ func (v *VMAPI) feedDown(err error, first bool) {
 	switch {
 	case !first:
 		v.log.Debug("changefeed still unavailable", "err", err)
-	case errors.Is(err, errFeedRefused):
+	case errors.Is(err, errChangefeedRefused):
 		v.log.Error("changefeed refused by VMAPI; re-listing VMs periodically instead",
 			"interval", v.cfg.ListInterval, "err", err)
 	default:

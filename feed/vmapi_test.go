@@ -17,9 +17,9 @@ import (
 )
 
 func TestVMAPIBootstrapListing(t *testing.T) {
-	c := newCloud(40)
+	c := newVMCloud(40)
 	sink, _ := startVMAPI(t, c.Handler(), nil)
-	waitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
 	l := sink.lastListing()
 	want := activeUUIDs(c)
 	if got := listedUUIDs(l); !slices.Equal(got, want) {
@@ -37,16 +37,16 @@ func TestVMAPIBootstrapListing(t *testing.T) {
 }
 
 func TestVMAPIChanges(t *testing.T) {
-	c := newCloud(20)
+	c := newVMCloud(20)
 	sink, _ := startVMAPI(t, c.Handler(), nil)
-	waitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
 	active := activeUUIDs(c)
 	tagged, doomed := active[0], active[1]
 	tags := map[string]any{"triton.cns.services": "web:8080"}
 	if _, err := c.SetTags(tagged, tags); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "Changed with the new tags", func() bool {
+	vmWaitFor(t, "Changed with the new tags", func() bool {
 		return sink.changedMatch(func(vm zonegen.VM) bool {
 			return vm.UUID == tagged && reflect.DeepEqual(vm.Tags, tags)
 		})
@@ -54,13 +54,13 @@ func TestVMAPIChanges(t *testing.T) {
 	if _, err := c.DestroyVM(doomed); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "Gone of the destroyed VM", func() bool { return sink.isGone(doomed) })
+	vmWaitFor(t, "Gone of the destroyed VM", func() bool { return sink.isGone(doomed) })
 	nv := mockcloud.VM{UUID: "f0000000-0000-4000-8000-000000000001", OwnerUUID: "o", Alias: "new0",
 		NICs: []mockcloud.NIC{{MAC: "90:b8:d0:ff:00:01", IP: "10.88.9.9", IPs: []string{"10.88.9.9/16"}, NICTag: "external"}}}
 	if _, err := c.CreateVM(nv); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "Changed of the created VM", func() bool {
+	vmWaitFor(t, "Changed of the created VM", func() bool {
 		return sink.changedMatch(func(vm zonegen.VM) bool {
 			return vm.UUID == nv.UUID && vm.Alias == "new0" && len(vm.NICs) == 1 && vm.NICs[0].IP == "10.88.9.9"
 		})
@@ -71,16 +71,16 @@ func TestVMAPIChanges(t *testing.T) {
 }
 
 func TestVMAPIReconnectsAfterCut(t *testing.T) {
-	c := newCloud(20)
+	c := newVMCloud(20)
 	sink, logs := startVMAPI(t, c.Handler(), nil)
-	waitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
 	doomed := activeUUIDs(c)[0]
 	c.DisconnectAll()
 	if _, err := c.DestroyVM(doomed); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a listing after the reconnect", func() bool { return sink.numListings() > 1 })
-	waitFor(t, "the destroyed VM out of the listing or gone", func() bool {
+	vmWaitFor(t, "a listing after the reconnect", func() bool { return sink.numListings() > 1 })
+	vmWaitFor(t, "the destroyed VM out of the listing or gone", func() bool {
 		return !slices.Contains(listedUUIDs(sink.lastListing()), doomed) || sink.isGone(doomed)
 	})
 	if len(logs.lines("changefeed session ended")) == 0 {
@@ -93,22 +93,22 @@ func TestVMAPIReconnectsAfterCut(t *testing.T) {
 // still come). Item silence makes the follower reconnect, take the feed
 // back and re-list, so a change made after the takeover reaches it.
 func TestVMAPITakeover(t *testing.T) {
-	c := newCloud(20)
+	c := newVMCloud(20)
 	srv := httptest.NewServer(c.Handler())
 	t.Cleanup(srv.Close)
 	sink, logs := startVMAPI(t, c.Handler(), func(cfg *VMAPIConfig) {
 		cfg.URL = srv.URL
 		cfg.ItemSilence = 300 * time.Millisecond
 	})
-	waitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
-	thief := registerRaw(t, srv.URL, testConfig("").Instance)
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	thief := registerChangefeed(t, srv.URL, vmapiTestConfig("").Instance)
 	defer thief.Close()
 	uuid := activeUUIDs(c)[0]
 	tags := map[string]any{"after": "takeover"}
 	if _, err := c.SetTags(uuid, tags); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the change made after the takeover", func() bool {
+	vmWaitFor(t, "the change made after the takeover", func() bool {
 		if sink.changedMatch(func(vm zonegen.VM) bool { return vm.UUID == uuid && reflect.DeepEqual(vm.Tags, tags) }) {
 			return true
 		}
@@ -121,9 +121,9 @@ func TestVMAPITakeover(t *testing.T) {
 	}
 }
 
-// registerRaw registers instance on the changefeed at base and reads the
+// registerChangefeed registers instance on the changefeed at base and reads the
 // bootstrap frame.
-func registerRaw(t *testing.T, base, instance string) *websocket.Conn {
+func registerChangefeed(t *testing.T, base, instance string) *websocket.Conn {
 	t.Helper()
 	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/changefeeds",
 		http.Header{"Accept-Version": {"~1"}})
@@ -143,7 +143,7 @@ func registerRaw(t *testing.T, base, instance string) *websocket.Conn {
 // TestVMAPIFetchErrors: 500s on GET /vms/{uuid} are retried; a VM that
 // keeps failing is skipped with a log line, and later changes still flow.
 func TestVMAPIFetchErrors(t *testing.T) {
-	c := newCloud(20)
+	c := newVMCloud(20)
 	active := activeUUIDs(c)
 	flaky, broken, fine := active[0], active[1], active[2]
 	var flakyFails atomic.Int32
@@ -156,18 +156,18 @@ func TestVMAPIFetchErrors(t *testing.T) {
 		c.Handler().ServeHTTP(w, r)
 	})
 	sink, logs := startVMAPI(t, h, nil)
-	waitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
 	for _, id := range []string{flaky, broken, fine} {
 		if _, err := c.SetAlias(id, "renamed"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, id := range []string{flaky, fine} {
-		waitFor(t, "Changed of "+id, func() bool {
+		vmWaitFor(t, "Changed of "+id, func() bool {
 			return sink.changedMatch(func(vm zonegen.VM) bool { return vm.UUID == id && vm.Alias == "renamed" })
 		})
 	}
-	waitFor(t, "the broken VM's change skipped", func() bool { return len(logs.lines("vm change skipped", broken)) > 0 })
+	vmWaitFor(t, "the broken VM's change skipped", func() bool { return len(logs.lines("vm change skipped", broken)) > 0 })
 	if len(logs.lines("trying again", flaky)) == 0 {
 		t.Errorf("no retry logged for %s in:\n%s", flaky, logs)
 	}
@@ -180,7 +180,7 @@ func TestVMAPIFetchErrors(t *testing.T) {
 // uuid, reported unreadable (so its previous state stays), and the rest
 // of the listing is delivered.
 func TestVMAPIMalformedVMInPage(t *testing.T) {
-	c := newCloud(30)
+	c := newVMCloud(30)
 	active := activeUUIDs(c)
 	bad := active[len(active)/2]
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -203,7 +203,7 @@ func TestVMAPIMalformedVMInPage(t *testing.T) {
 		w.Write(b)
 	})
 	sink, logs := startVMAPI(t, h, nil)
-	waitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
 	l := sink.lastListing()
 	want := slices.DeleteFunc(slices.Clone(active), func(s string) bool { return s == bad })
 	if got := listedUUIDs(l); !slices.Equal(got, want) {

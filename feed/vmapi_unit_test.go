@@ -29,14 +29,14 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestWithDefaults(t *testing.T) {
-	got := withDefaults(VMAPIConfig{Limit: 5000, HeartbeatInterval: time.Second})
-	if got.Limit != DefaultVMAPILimit || got.MinBackoff != DefaultMinBackoff || got.MaxBackoff != DefaultMaxBackoff ||
-		got.ListInterval != DefaultListInterval || got.Silence != 3*time.Second ||
-		got.ItemSilence != DefaultItemSilence || got.HTTPClient == nil {
-		t.Errorf("withDefaults = %+v", got)
+	got := withVMAPIDefaults(VMAPIConfig{Limit: 5000, HeartbeatInterval: time.Second})
+	if got.Limit != DefaultVMAPILimit || got.MinBackoff != DefaultVMAPIMinBackoff || got.MaxBackoff != DefaultVMAPIMaxBackoff ||
+		got.ListInterval != DefaultVMAPIListInterval || got.Silence != 3*time.Second ||
+		got.ItemSilence != DefaultVMAPIItemSilence || got.HTTPClient == nil {
+		t.Errorf("withVMAPIDefaults = %+v", got)
 	}
-	if got := withDefaults(VMAPIConfig{}); got.HeartbeatInterval != DefaultHeartbeatInterval || got.Silence != 3*DefaultHeartbeatInterval {
-		t.Errorf("withDefaults heartbeat %v silence %v", got.HeartbeatInterval, got.Silence)
+	if got := withVMAPIDefaults(VMAPIConfig{}); got.HeartbeatInterval != DefaultVMAPIHeartbeat || got.Silence != 3*DefaultVMAPIHeartbeat {
+		t.Errorf("withVMAPIDefaults heartbeat %v silence %v", got.HeartbeatInterval, got.Silence)
 	}
 }
 
