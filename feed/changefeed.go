@@ -53,7 +53,11 @@ func (v *VMAPI) connect(ctx context.Context) (*websocket.Conn, error) {
 // dial opens the websocket, with the HTTP client's TLS and proxy settings.
 func (v *VMAPI) dial(ctx context.Context) (*websocket.Conn, error) {
 	d := websocket.Dialer{HandshakeTimeout: vmapiRequestTimeout}
-	if t, ok := v.cfg.HTTPClient.Transport.(*http.Transport); ok {
+	rt := v.cfg.HTTPClient.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	if t, ok := rt.(*http.Transport); ok {
 		d.TLSClientConfig = t.TLSClientConfig
 		d.Proxy = t.Proxy
 	}

@@ -31,7 +31,7 @@ type VMAPIConfig struct {
 	// websocket pings; default 27.8 s, the reference client's.
 	HeartbeatInterval time.Duration
 	// Silence: no frame and no pong within this bound means the connection
-	// is dead; default three heartbeats.
+	// is dead; default three heartbeats, and never under two.
 	Silence time.Duration
 	// ItemSilence: no change item within this bound means reconnect and
 	// re-list. A feed taken over by another connection with the same
@@ -113,6 +113,9 @@ func withVMAPIDefaults(c VMAPIConfig) VMAPIConfig {
 	if c.Silence <= 0 {
 		c.Silence = 3 * c.HeartbeatInterval
 	}
+	// Pongs come once a heartbeat: a shorter silence bound would cut
+	// healthy connections.
+	c.Silence = max(c.Silence, 2*c.HeartbeatInterval)
 	if c.ItemSilence == 0 {
 		c.ItemSilence = DefaultVMAPIItemSilence
 	}
