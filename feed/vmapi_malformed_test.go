@@ -52,7 +52,7 @@ func TestVMAPIMalformedFrames(t *testing.T) {
 			c.Handler().ServeHTTP(w, r)
 			return
 		}
-		relayChangefeed(t, w, r, "ws"+strings.TrimPrefix(upstream.URL, "http")+"/changefeeds")
+		relayChangefeed(t, w, r, "ws"+strings.TrimPrefix(upstream.URL, "http")+"/changefeeds", relayGarbage)
 	})
 	sink, logs := startVMAPI(t, h, nil)
 	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
@@ -71,9 +71,18 @@ func TestVMAPIMalformedFrames(t *testing.T) {
 	}
 }
 
-// relayChangefeed passes a changefeed connection through to upstream and
-// puts two malformed frames before every frame after the bootstrap.
-func relayChangefeed(t *testing.T, w http.ResponseWriter, r *http.Request, upstream string) {
+// relayMode is what relayChangefeed does to the frames after the bootstrap.
+type relayMode int
+
+const (
+	relayPlain   relayMode = iota
+	relayGarbage           // two malformed frames before each frame
+	relayDead              // nothing more, and pings unanswered
+)
+
+// relayChangefeed passes a changefeed connection through to upstream,
+// changing what follows the bootstrap as mode says.
+func relayChangefeed(t *testing.T, w http.ResponseWriter, r *http.Request, upstream string, mode relayMode) {
 	up, _, err := websocket.DefaultDialer.Dial(upstream, http.Header{"Accept-Version": r.Header.Values("Accept-Version")})
 	if err != nil {
 		t.Errorf("relay dial: %v", err)
@@ -86,6 +95,9 @@ func relayChangefeed(t *testing.T, w http.ResponseWriter, r *http.Request, upstr
 		return
 	}
 	defer down.Close()
+	if mode == relayDead {
+		down.SetPingHandler(func(string) error { return nil })
+	}
 	go func() {
 		for {
 			typ, b, err := down.ReadMessage()
@@ -100,7 +112,10 @@ func relayChangefeed(t *testing.T, w http.ResponseWriter, r *http.Request, upstr
 		if err != nil {
 			return
 		}
-		if n > 0 {
+		if n > 0 && mode == relayDead {
+			continue
+		}
+		if n > 0 && mode == relayGarbage {
 			down.WriteMessage(websocket.TextMessage, []byte(`{"changedResourceId":5}`))
 			down.WriteMessage(websocket.TextMessage, []byte(`not json`))
 		}
