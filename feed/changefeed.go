@@ -16,8 +16,8 @@ import (
 var vmSubResources = []string{"alias", "customer_metadata", "destroyed", "nics",
 	"owner_uuid", "server_uuid", "state", "tags"}
 
-// changefeedRegistration is the v1 registration frame; v1 because cnsd follows one
-// resource, and every publisher version accepts it.
+// changefeedRegistration is the v1 registration frame; v1 because cnsd
+// follows one resource, and every publisher version accepts it.
 type changefeedRegistration struct {
 	Instance   string `json:"instance"`
 	Service    string `json:"service"`
@@ -27,8 +27,9 @@ type changefeedRegistration struct {
 	} `json:"changeKind"`
 }
 
-// errChangefeedRefused: the publisher closed the feed instead of bootstrapping
-// it, e.g. "unknown resource: vm" from a VMAPI without a changefeed.
+// errChangefeedRefused: the publisher closed the feed instead of
+// bootstrapping it, e.g. "unknown resource: vm" from a VMAPI that does not
+// publish VMs.
 var errChangefeedRefused = errors.New("changefeed registration refused")
 
 // connect establishes the changefeed as the reference client does: a plain

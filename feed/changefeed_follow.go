@@ -11,8 +11,8 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// errChangefeedItemSilence: no change item for ItemSilence; the feed may have been
-// taken over by another connection with the same instance.
+// errChangefeedItemSilence: no change item for ItemSilence; the feed may
+// have been taken over by another connection with the same instance.
 var errChangefeedItemSilence = errors.New("no change item received; the feed may have been taken over by another connection with the same instance")
 
 // follow runs one established changefeed connection until it fails: the

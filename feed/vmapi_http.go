@@ -15,12 +15,13 @@ import (
 	"github.com/cnsd/cnsd/zonegen"
 )
 
-// vmapiRequestTimeout bounds one REST request; a page of 1000 VMs is well under a
-// megabyte, so a request that takes longer is stuck.
+// vmapiRequestTimeout bounds one REST request; a page of 1000 VMs with the
+// fields naming needs is about a megabyte, so a request that takes longer
+// is stuck.
 const vmapiRequestTimeout = time.Minute
 
-// vmapiMaxBody bounds what is read of one response; VMAPI's largest page is a
-// few megabytes.
+// vmapiMaxBody bounds what is read of one response, far above any real
+// page, so that a broken proxy cannot exhaust memory.
 const vmapiMaxBody = 256 << 20
 
 // vmapiStatusError is an HTTP answer of 400 or above.
@@ -33,9 +34,9 @@ func (e *vmapiStatusError) Error() string {
 	return fmt.Sprintf("http status %d: %s", e.status, e.body)
 }
 
-// vmapiRetryable reports whether a request that failed with err may succeed
-// when tried again: transport errors and 5xx answers may; 4xx answers and malformed
-// bodies never do.
+// vmapiRetryable reports whether a request that failed with err may
+// succeed when tried again: transport errors and 5xx answers may; 4xx
+// answers and malformed bodies never do.
 func vmapiRetryable(err error) bool {
 	var se *vmapiStatusError
 	if errors.As(err, &se) {
