@@ -132,6 +132,15 @@ func vmapiTestConfig(url string) VMAPIConfig {
 // test ends.
 func startVMAPI(t *testing.T, h http.Handler, tune func(*VMAPIConfig)) (*vmSinkRecorder, *vmLogBuffer) {
 	t.Helper()
+	sink := &vmSinkRecorder{}
+	logs := runVMAPI(t, h, sink, tune)
+	return sink, logs
+}
+
+// runVMAPI serves h on 127.0.0.1 and runs a follower of it into sink until
+// the test ends.
+func runVMAPI(t *testing.T, h http.Handler, sink VMSink, tune func(*VMAPIConfig)) *vmLogBuffer {
+	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	cfg := vmapiTestConfig(srv.URL)
@@ -140,7 +149,6 @@ func startVMAPI(t *testing.T, h http.Handler, tune func(*VMAPIConfig)) (*vmSinkR
 	}
 	logs := &vmLogBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	sink := &vmSinkRecorder{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- NewVMAPI(cfg, log).Run(ctx, sink) }()
@@ -150,7 +158,7 @@ func startVMAPI(t *testing.T, h http.Handler, tune func(*VMAPIConfig)) (*vmSinkR
 			t.Errorf("Run returned %v, want nil after cancel", err)
 		}
 	})
-	return sink, logs
+	return logs
 }
 
 // activeUUIDs are the fixture's VMs that GET /vms?state=active lists.
