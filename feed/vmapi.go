@@ -18,6 +18,9 @@ type VMAPIConfig struct {
 	URL      string // VMAPI base URL, e.g. http://vmapi.dc1.example.com
 	Instance string // changefeed instance uuid: one per cnsd process
 	Limit    int    // GET /vms page size; default and maximum 1000
+	// Fetchers is how many changed VMs are fetched at once; default 4.
+	// Two fetches of the same VM never overlap.
+	Fetchers int
 	// HTTPClient makes the REST calls; its Transport's TLS and proxy
 	// settings are used for the websocket too. Default http.DefaultClient.
 	HTTPClient *http.Client
@@ -43,6 +46,7 @@ type VMAPIConfig struct {
 // Defaults of VMAPIConfig.
 const (
 	DefaultVMAPILimit        = 1000
+	DefaultVMAPIFetchers     = 4
 	DefaultVMAPIMinBackoff   = time.Second
 	DefaultVMAPIMaxBackoff   = time.Minute
 	DefaultVMAPIListInterval = 5 * time.Minute
@@ -61,9 +65,10 @@ type VMListing struct {
 	Unreadable []string
 }
 
-// VMSink receives what a VMAPI follower learns. Its methods are called
-// from one goroutine at a time, in the order things were learnt; they must
-// not block for long, as the feed waits for them.
+// VMSink receives what a VMAPI follower learns. Its methods are never
+// called concurrently; the calls about one VM come in the order things
+// were learnt, and a Listing comes before the changes learnt after it.
+// They must not block for long, as the feed waits for them.
 type VMSink interface {
 	// Listing replaces everything known about VMs with a complete listing.
 	Listing(l VMListing)
@@ -93,6 +98,9 @@ func NewVMAPI(cfg VMAPIConfig, log *slog.Logger) *VMAPI {
 func withVMAPIDefaults(c VMAPIConfig) VMAPIConfig {
 	if c.Limit <= 0 || c.Limit > DefaultVMAPILimit {
 		c.Limit = DefaultVMAPILimit
+	}
+	if c.Fetchers <= 0 {
+		c.Fetchers = DefaultVMAPIFetchers
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = http.DefaultClient

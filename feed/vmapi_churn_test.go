@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -81,11 +83,32 @@ func cloudSummary(c *mockcloud.Cloud) []string {
 }
 
 // TestVMAPIConvergesUnderChurn: after a few hundred random changes, with
-// the feed cut in the middle, the consumer's view equals the cloud.
+// the feed cut in the middle, the consumer's view equals the cloud, and no
+// VM was ever fetched twice at once.
 func TestVMAPIConvergesUnderChurn(t *testing.T) {
 	c := newVMCloud(40)
 	sink := &modelSink{vms: map[string]zonegen.VM{}}
-	runVMAPI(t, c.Handler(), sink, nil)
+	var mu sync.Mutex
+	fetching := map[string]bool{}
+	overlaps := 0
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := strings.CutPrefix(r.URL.Path, "/vms/")
+		if ok {
+			mu.Lock()
+			if fetching[id] {
+				overlaps++
+			}
+			fetching[id] = true
+			mu.Unlock()
+			defer func() {
+				mu.Lock()
+				delete(fetching, id)
+				mu.Unlock()
+			}()
+		}
+		c.Handler().ServeHTTP(w, r)
+	})
+	runVMAPI(t, h, sink, nil)
 	vmWaitFor(t, "the first listing", func() bool { return len(sink.summary()) > 0 })
 	rng := mockcloud.NewRand(3)
 	for i := range 300 {
@@ -97,4 +120,9 @@ func TestVMAPIConvergesUnderChurn(t *testing.T) {
 	vmWaitFor(t, "the consumer's view to equal the cloud", func() bool {
 		return slices.Equal(sink.summary(), cloudSummary(c))
 	})
+	mu.Lock()
+	defer mu.Unlock()
+	if overlaps != 0 {
+		t.Errorf("%d fetches of a VM overlapped another fetch of the same VM", overlaps)
+	}
 }
