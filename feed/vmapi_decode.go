@@ -142,11 +142,14 @@ func vmNIC(obj map[string]json.RawMessage) zonegen.NIC {
 	return n
 }
 
-// vmNICIPs accepts an array of strings (other elements are skipped) or a
-// single string.
+// vmNICIPs accepts an array of strings or a single string; null, empty
+// strings and elements of other types are skipped.
 func vmNICIPs(raw json.RawMessage) []string {
 	var one string
-	if json.Unmarshal(raw, &one) == nil {
+	if json.Unmarshal(raw, &one) == nil && !vmJSONNull(raw) {
+		if one == "" {
+			return nil
+		}
 		return []string{one}
 	}
 	var list []any
@@ -155,7 +158,7 @@ func vmNICIPs(raw json.RawMessage) []string {
 	}
 	var out []string
 	for _, v := range list {
-		if s, ok := v.(string); ok {
+		if s, ok := v.(string); ok && s != "" {
 			out = append(out, s)
 		}
 	}

@@ -1,8 +1,10 @@
 package feed
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/cnsd/cnsd/zonegen"
@@ -36,6 +38,8 @@ func TestDecodeVM(t *testing.T) {
 			want: zonegen.VM{UUID: "u", NICs: []zonegen.NIC{{IPs: []string{"10.0.0.1/24"}, VLANID: 12}, {}}}},
 		{name: "ips with non-strings", in: `{"uuid":"u","nics":[{"ips":["10.0.0.1/24",7,null],"vlan_id":true}]}`,
 			want: zonegen.VM{UUID: "u", NICs: []zonegen.NIC{{IPs: []string{"10.0.0.1/24"}}}}},
+		{name: "empty and null ips", in: `{"uuid":"u","nics":[{"ip":"10.0.0.1","ips":null},{"ips":""},{"ips":["",null]}]}`,
+			want: zonegen.VM{UUID: "u", NICs: []zonegen.NIC{{IP: "10.0.0.1"}, {}, {}}}},
 		{name: "no uuid", in: `{"alias":"x"}`, wantErr: true},
 		{name: "uuid not a string", in: `{"uuid":7}`, wantErr: true},
 		{name: "not an object", in: `[1,2]`, wantErr: true},
@@ -79,7 +83,8 @@ func TestVMUUID(t *testing.T) {
 	}
 }
 
-// FuzzDecodeVM: no input panics, and whatever decodes has a uuid.
+// FuzzDecodeVM: no input panics; whatever decodes has a uuid, no empty
+// address, and survives a round trip through zonegen.VM's own JSON.
 func FuzzDecodeVM(f *testing.F) {
 	for _, s := range []string{
 		`{"uuid":"u","owner_uuid":"o","alias":"a","state":"running","tags":{"a":1},"customer_metadata":{"k":"v"},"nics":[{"ip":"10.0.0.1","ips":["10.0.0.1/24"],"vlan_id":3}]}`,
@@ -93,8 +98,46 @@ func FuzzDecodeVM(f *testing.F) {
 		if err == nil && vm.UUID == "" {
 			t.Errorf("decodeVM(%q) succeeded without a uuid", b)
 		}
-		if err == nil && vmUUID(b) != vm.UUID {
+		if err != nil {
+			return
+		}
+		if vmUUID(b) != vm.UUID {
 			t.Errorf("vmUUID(%q) = %q, decodeVM says %q", b, vmUUID(b), vm.UUID)
 		}
+		for _, n := range vm.NICs {
+			if slices.Contains(n.IPs, "") {
+				t.Errorf("decodeVM(%q): empty address in %q", b, n.IPs)
+			}
+		}
+		again, err := json.Marshal(vm)
+		if err != nil {
+			t.Fatalf("marshal %+v: %v", vm, err)
+		}
+		vm2, err := decodeVM(again)
+		if err != nil {
+			t.Fatalf("decodeVM(%s) of its own output: %v", again, err)
+		}
+		if !reflect.DeepEqual(emptyToNil(vm), emptyToNil(vm2)) {
+			t.Errorf("round trip of %q:\n%+v\n%+v", b, vm, vm2)
+		}
 	})
+}
+
+// emptyToNil makes the empty collections that omitempty drops nil.
+func emptyToNil(vm zonegen.VM) zonegen.VM {
+	if len(vm.Tags) == 0 {
+		vm.Tags = nil
+	}
+	if len(vm.CustomerMetadata) == 0 {
+		vm.CustomerMetadata = nil
+	}
+	if len(vm.NICs) == 0 {
+		vm.NICs = nil
+	}
+	for i := range vm.NICs {
+		if len(vm.NICs[i].IPs) == 0 {
+			vm.NICs[i].IPs = nil
+		}
+	}
+	return vm
 }

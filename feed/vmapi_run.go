@@ -34,7 +34,7 @@ func (v *VMAPI) Run(ctx context.Context, sink VMSink) error {
 			if ctx.Err() != nil {
 				break
 			}
-			v.log.Warn("changefeed session ended; reconnecting", "err", err)
+			v.sessionEnded(err)
 			lastList = time.Time{}
 			attempt++
 			if listed {
@@ -83,4 +83,14 @@ func (v *VMAPI) relist(ctx context.Context, sink VMSink, last time.Time) time.Ti
 	sink.Listing(l)
 	v.log.Info("vms re-listed without changefeed", "vms", len(l.VMs), "unreadable", len(l.Unreadable))
 	return time.Now()
+}
+
+// sessionEnded logs the end of an established changefeed connection. Item
+// silence is routine on a quiet cloud, so it is not a warning.
+func (v *VMAPI) sessionEnded(err error) {
+	if errors.Is(err, errChangefeedItemSilence) {
+		v.log.Info("changefeed session ended; reconnecting", "err", err)
+		return
+	}
+	v.log.Warn("changefeed session ended; reconnecting", "err", err)
 }
