@@ -73,7 +73,9 @@ type VMSink interface {
 	// Listing replaces everything known about VMs with a complete listing.
 	Listing(l VMListing)
 	// Changed delivers one VM fetched after a change item: the VM as it is
-	// now, which may be newer than the change that announced it.
+	// now, which may be newer than the change that announced it, in any
+	// state but destroyed (a failed VM, which listings leave out, included:
+	// the decisions publish nothing for it).
 	Changed(vm zonegen.VM)
 	// Gone reports a VM that was destroyed or no longer exists.
 	Gone(uuid string)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -81,9 +82,9 @@ func vmTags(raw json.RawMessage) (map[string]any, error) {
 	return tags, nil
 }
 
-// vmMetadata keeps non-string values as their JSON text: VMAPI
-// stores strings, but older clients wrote numbers and booleans, and the
-// naming keys (triton.cns.status, …) are compared as text anyway.
+// vmMetadata keeps non-string values as their JSON text: VMAPI stores
+// strings, but older clients wrote numbers and booleans, and the naming
+// keys (triton.cns.status, …) are compared as text anyway.
 func vmMetadata(raw json.RawMessage) (map[string]string, error) {
 	if vmJSONNull(raw) {
 		return nil, nil
@@ -100,14 +101,30 @@ func vmMetadata(raw json.RawMessage) (map[string]string, error) {
 		}
 		if json.Unmarshal(v, &s) == nil {
 			out[k] = s
-		} else {
-			var buf bytes.Buffer
-			if json.Compact(&buf, v) == nil {
-				out[k] = buf.String()
-			}
+		} else if text, ok := jsonText(v); ok {
+			out[k] = text
 		}
 	}
 	return out, nil
+}
+
+// jsonText is the compact JSON of a value, with numbers exactly as sent
+// and invalid UTF-8 replaced as in decoded strings, so that it reads the
+// same after another round through JSON.
+func jsonText(raw json.RawMessage) (string, bool) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return "", false
+	}
+	var buf bytes.Buffer
+	e := json.NewEncoder(&buf)
+	e.SetEscapeHTML(false)
+	if e.Encode(v) != nil {
+		return "", false
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), true
 }
 
 // vmNICs reads the nics array; an element that is not an object makes

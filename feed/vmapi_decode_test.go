@@ -34,6 +34,8 @@ func TestDecodeVM(t *testing.T) {
 			want: zonegen.VM{UUID: "u", State: "destroyed", Destroyed: true}},
 		{name: "metadata values that are not strings keep their json", in: `{"uuid":"u","customer_metadata":{"a":1,"b":true,"c":{"x": 1},"d":null}}`,
 			want: zonegen.VM{UUID: "u", CustomerMetadata: map[string]string{"a": "1", "b": "true", "c": `{"x":1}`}}},
+		{name: "metadata json text is valid utf-8 with exact numbers", in: "{\"uuid\":\"u\",\"customer_metadata\":{\"a\":{\"\xf4\":[12345678901234567890, \"<b>\"]}}}",
+			want: zonegen.VM{UUID: "u", CustomerMetadata: map[string]string{"a": "{\"\ufffd\":[12345678901234567890,\"<b>\"]}"}}},
 		{name: "lenient nic fields", in: `{"uuid":"u","nics":[{"ip":5,"ips":"10.0.0.1/24","vlan_id":"12","mac":["x"]},{}]}`,
 			want: zonegen.VM{UUID: "u", NICs: []zonegen.NIC{{IPs: []string{"10.0.0.1/24"}, VLANID: 12}, {}}}},
 		{name: "ips with non-strings", in: `{"uuid":"u","nics":[{"ips":["10.0.0.1/24",7,null],"vlan_id":true}]}`,
