@@ -1,0 +1,167 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// VMAPIConfig configures a VMAPI follower. Zero durations and limits take
+// the defaults named on each field.
+type VMAPIConfig struct {
+	URL      string // VMAPI base URL, e.g. http://vmapi.dc1.example.com
+	Instance string // changefeed instance uuid: one per cnsd process
+	Limit    int    // GET /vms page size; default and maximum 1000
+	// Fetchers is how many changed VMs are fetched at once; default 4.
+	// Two fetches of the same VM never overlap.
+	Fetchers int
+	// HTTPClient makes the REST calls; its Transport's TLS and proxy
+	// settings are used for the websocket too. Default http.DefaultClient.
+	HTTPClient *http.Client
+	// MinBackoff and MaxBackoff bound the jittered, doubling delay between
+	// reconnection attempts; defaults 1 s and 60 s.
+	MinBackoff, MaxBackoff time.Duration
+	// ListInterval is how often the VMs are re-listed while the changefeed
+	// cannot be established; default 5 min.
+	ListInterval time.Duration
+	// HeartbeatInterval is the period of the "heartbeat" text frame and of
+	// websocket pings; default 27.8 s, the reference client's.
+	HeartbeatInterval time.Duration
+	// Silence: no frame and no pong within this bound means the connection
+	// is dead; default three heartbeats, and never under two.
+	Silence time.Duration
+	// ItemSilence: no change item within this bound means reconnect and
+	// re-list. A feed taken over by another connection with the same
+	// instance stays open and keeps answering pings, so item silence is
+	// the only sign of a takeover. Default 10 min; negative disables.
+	ItemSilence time.Duration
+}
+
+// Defaults of VMAPIConfig.
+const (
+	DefaultVMAPILimit        = 1000
+	DefaultVMAPIFetchers     = 4
+	DefaultVMAPIMinBackoff   = time.Second
+	DefaultVMAPIMaxBackoff   = time.Minute
+	DefaultVMAPIListInterval = 5 * time.Minute
+	DefaultVMAPIHeartbeat    = 27800 * time.Millisecond
+	DefaultVMAPIItemSilence  = 10 * time.Minute
+)
+
+// VMListing is a complete listing of the active VMs, taken after every
+// (re)connect of the changefeed and on every fallback re-list.
+type VMListing struct {
+	// VMs are the VMs listed and readable. A VM in neither VMs nor
+	// Unreadable is gone and must be removed.
+	VMs []zonegen.VM
+	// Unreadable are the uuids of VMs listed but malformed: they still
+	// exist, so their previous state must be kept.
+	Unreadable []string
+}
+
+// VMSink receives what a VMAPI follower learns. Its methods are never
+// called concurrently; the calls about one VM come in the order things
+// were learnt, and a Listing comes before the changes learnt after it.
+// They must not block for long, as the feed waits for them.
+type VMSink interface {
+	// Listing replaces everything known about VMs with a complete listing.
+	Listing(l VMListing)
+	// Changed delivers one VM fetched after a change item: the VM as it is
+	// now, which may be newer than the change that announced it, in any
+	// state but destroyed (a failed VM, which listings leave out, included:
+	// the decisions publish nothing for it).
+	Changed(vm zonegen.VM)
+	// Gone reports a VM that was destroyed or no longer exists.
+	Gone(uuid string)
+}
+
+// VMAPI follows VMAPI: its changefeed for changes, GET /vms for the full
+// listing after each (re)connect, and periodic listings when the
+// changefeed is unavailable.
+type VMAPI struct {
+	cfg VMAPIConfig
+	log *slog.Logger
+}
+
+// NewVMAPI returns a follower of the VMAPI at cfg.URL; a nil log discards.
+func NewVMAPI(cfg VMAPIConfig, log *slog.Logger) *VMAPI {
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &VMAPI{cfg: withVMAPIDefaults(cfg), log: log.With("component", "vmapi")}
+}
+
+func withVMAPIDefaults(c VMAPIConfig) VMAPIConfig {
+	if c.Limit <= 0 || c.Limit > DefaultVMAPILimit {
+		c.Limit = DefaultVMAPILimit
+	}
+	if c.Fetchers <= 0 {
+		c.Fetchers = DefaultVMAPIFetchers
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = http.DefaultClient
+	}
+	if c.MinBackoff <= 0 {
+		c.MinBackoff = DefaultVMAPIMinBackoff
+	}
+	if c.MaxBackoff <= 0 {
+		c.MaxBackoff = max(DefaultVMAPIMaxBackoff, c.MinBackoff)
+	}
+	c.MaxBackoff = max(c.MaxBackoff, c.MinBackoff)
+	if c.ListInterval <= 0 {
+		c.ListInterval = DefaultVMAPIListInterval
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = DefaultVMAPIHeartbeat
+	}
+	if c.Silence <= 0 {
+		c.Silence = 3 * c.HeartbeatInterval
+	}
+	// Pongs come once a heartbeat: a shorter silence bound would cut
+	// healthy connections.
+	c.Silence = max(c.Silence, 2*c.HeartbeatInterval)
+	if c.ItemSilence == 0 {
+		c.ItemSilence = DefaultVMAPIItemSilence
+	}
+	return c
+}
+
+// Errors of Run.
+var (
+	// ErrVMAPIConfig: the configuration cannot work (no URL or instance).
+	ErrVMAPIConfig = errors.New("vmapi: invalid configuration")
+)
+
+// backoff returns the delay before attempt n (0-based): doubling from
+// MinBackoff, capped at MaxBackoff, drawn from its upper half so that many
+// followers restarted together do not reconnect in step.
+func (v *VMAPI) backoff(n int) time.Duration {
+	d := v.cfg.MinBackoff
+	for range min(n, 30) {
+		if d >= v.cfg.MaxBackoff/2 {
+			d = v.cfg.MaxBackoff
+			break
+		}
+		d *= 2
+	}
+	d = min(d, v.cfg.MaxBackoff)
+	return d/2 + rand.N(d/2+1)
+}
+
+// vmapiSleep waits d or until ctx ends, and reports whether ctx is still live.
+func vmapiSleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,101 @@
+package feed
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// vmFetchAttempts bounds the tries of one GET /vms/{uuid} that fails with
+// a transport error or a 5xx; after that the change is skipped (the next
+// change of the VM, or the next listing, brings it back).
+const vmFetchAttempts = 4
+
+// changeWorker fetches queued VMs and hands them to the sink. A failed
+// fetch is queued again after a back-off rather than waited for, so that
+// one VM VMAPI cannot serve does not hold up the changes of the others.
+type changeWorker struct {
+	v *VMAPI
+	q *changeQueue
+
+	sinkMu sync.Mutex // serializes the calls of sink
+	sink   VMSink
+
+	mu    sync.Mutex     // guards tries
+	tries map[string]int // uuid → failed fetches so far
+}
+
+// work runs Fetchers fetching goroutines until ctx ends.
+func (v *VMAPI) work(ctx context.Context, q *changeQueue, sink VMSink) error {
+	w := &changeWorker{v: v, q: q, sink: sink, tries: map[string]int{}}
+	var wg sync.WaitGroup
+	for range v.cfg.Fetchers {
+		wg.Go(func() { w.run(ctx) })
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+func (w *changeWorker) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.q.ready:
+		}
+		for uuid, ok := w.q.pop(); ok; uuid, ok = w.q.pop() {
+			w.apply(ctx, uuid)
+			w.q.done(uuid)
+			if ctx.Err() != nil {
+				return
+			}
+		}
+	}
+}
+
+// apply fetches one changed VM and tells the sink what became of it.
+func (w *changeWorker) apply(ctx context.Context, uuid string) {
+	vm, err := w.v.getVM(ctx, uuid)
+	if err != nil && ctx.Err() != nil {
+		return
+	}
+	if err != nil && vmapiRetryable(err) && w.retry(ctx, uuid, err) {
+		return
+	}
+	w.mu.Lock()
+	delete(w.tries, uuid)
+	w.mu.Unlock()
+	w.sinkMu.Lock()
+	defer w.sinkMu.Unlock()
+	switch {
+	case errors.Is(err, errVMGone):
+		w.sink.Gone(uuid)
+	case err != nil:
+		w.v.log.Error("vm change skipped", "vm", uuid, "err", err)
+	case vm.State == "destroyed" || bool(vm.Destroyed):
+		w.sink.Gone(uuid)
+	default:
+		w.sink.Changed(vm)
+	}
+}
+
+// retry queues uuid again after a back-off, unless it has failed too
+// often; it reports whether it did.
+func (w *changeWorker) retry(ctx context.Context, uuid string, err error) bool {
+	w.mu.Lock()
+	n := w.tries[uuid]
+	if n >= vmFetchAttempts-1 {
+		w.mu.Unlock()
+		return false
+	}
+	w.tries[uuid] = n + 1
+	w.mu.Unlock()
+	w.v.log.Warn("vm fetch failed; trying again", "vm", uuid, "attempt", n+1, "err", err)
+	time.AfterFunc(w.v.backoff(n), func() {
+		if ctx.Err() == nil {
+			w.q.push(uuid)
+		}
+	})
+	return true
+}

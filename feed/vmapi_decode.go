@@ -1,0 +1,210 @@
+package feed
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// errVMNoUUID marks a VM object without a usable uuid: it cannot even be
+// named in a log line, let alone kept.
+var errVMNoUUID = errors.New("vm has no uuid")
+
+// decodeVM reads one VMAPI VM object. It is strict about what naming
+// depends on (uuid, and the string fields being strings) and lenient where
+// VMAPI's own history is: nulls stand for absent fields, customer_metadata
+// values that are not strings keep their JSON text, and a NIC field of the
+// wrong type is dropped rather than losing the whole VM.
+func decodeVM(b []byte) (zonegen.VM, error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil || obj == nil {
+		return zonegen.VM{}, errors.New("decode vm: not a json object")
+	}
+	var vm zonegen.VM
+	var err error
+	if vm.UUID, err = vmString(obj, "uuid"); err != nil || vm.UUID == "" {
+		return zonegen.VM{}, errVMNoUUID
+	}
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"owner_uuid", &vm.OwnerUUID}, {"alias", &vm.Alias}, {"state", &vm.State}, {"server_uuid", &vm.ServerUUID}} {
+		if *f.dst, err = vmString(obj, f.name); err != nil {
+			return zonegen.VM{}, fmt.Errorf("decode vm %s: %w", vm.UUID, err)
+		}
+	}
+	if raw, ok := obj["destroyed"]; ok {
+		_ = vm.Destroyed.UnmarshalJSON(raw) // Truthy accepts every JSON value
+	}
+	if vm.Tags, err = vmTags(obj["tags"]); err != nil {
+		return zonegen.VM{}, fmt.Errorf("decode vm %s: %w", vm.UUID, err)
+	}
+	if vm.CustomerMetadata, err = vmMetadata(obj["customer_metadata"]); err != nil {
+		return zonegen.VM{}, fmt.Errorf("decode vm %s: %w", vm.UUID, err)
+	}
+	if vm.NICs, err = vmNICs(obj["nics"]); err != nil {
+		return zonegen.VM{}, fmt.Errorf("decode vm %s: %w", vm.UUID, err)
+	}
+	return vm, nil
+}
+
+// vmJSONNull reports an absent field or a JSON null.
+func vmJSONNull(raw json.RawMessage) bool {
+	return raw == nil || bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
+}
+
+// vmString reads a string field; absent and null are "".
+func vmString(obj map[string]json.RawMessage, name string) (string, error) {
+	raw := obj[name]
+	if vmJSONNull(raw) {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("field %s: want a string", name)
+	}
+	return s, nil
+}
+
+func vmTags(raw json.RawMessage) (map[string]any, error) {
+	if vmJSONNull(raw) {
+		return nil, nil
+	}
+	var tags map[string]any
+	if err := json.Unmarshal(raw, &tags); err != nil {
+		return nil, fmt.Errorf("field tags: want an object")
+	}
+	return tags, nil
+}
+
+// vmMetadata keeps non-string values as their JSON text: VMAPI stores
+// strings, but older clients wrote numbers and booleans, and the naming
+// keys (triton.cns.status, …) are compared as text anyway.
+func vmMetadata(raw json.RawMessage) (map[string]string, error) {
+	if vmJSONNull(raw) {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("field customer_metadata: want an object")
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		var s string
+		if vmJSONNull(v) {
+			continue
+		}
+		if json.Unmarshal(v, &s) == nil {
+			out[k] = s
+		} else if text, ok := jsonText(v); ok {
+			out[k] = text
+		}
+	}
+	return out, nil
+}
+
+// jsonText is the compact JSON of a value, with numbers exactly as sent
+// and invalid UTF-8 replaced as in decoded strings, so that it reads the
+// same after another round through JSON.
+func jsonText(raw json.RawMessage) (string, bool) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return "", false
+	}
+	var buf bytes.Buffer
+	e := json.NewEncoder(&buf)
+	e.SetEscapeHTML(false)
+	if e.Encode(v) != nil {
+		return "", false
+	}
+	return strings.TrimSuffix(buf.String(), "\n"), true
+}
+
+// vmNICs reads the nics array; an element that is not an object makes
+// the VM malformed, a NIC field of the wrong type is only dropped.
+func vmNICs(raw json.RawMessage) ([]zonegen.NIC, error) {
+	if vmJSONNull(raw) {
+		return nil, nil
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("field nics: want an array")
+	}
+	nics := make([]zonegen.NIC, 0, len(list))
+	for i, r := range list {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(r, &obj); err != nil || obj == nil {
+			return nil, fmt.Errorf("nics[%d]: want an object", i)
+		}
+		nics = append(nics, vmNIC(obj))
+	}
+	return nics, nil
+}
+
+func vmNIC(obj map[string]json.RawMessage) zonegen.NIC {
+	str := func(name string) string {
+		s, _ := vmString(obj, name)
+		return s
+	}
+	n := zonegen.NIC{IP: str("ip"), MAC: str("mac"), NetworkUUID: str("network_uuid"), NICTag: str("nic_tag")}
+	n.IPs = vmNICIPs(obj["ips"])
+	n.VLANID = vmNICVLAN(obj["vlan_id"])
+	return n
+}
+
+// vmNICIPs accepts an array of strings or a single string; null, empty
+// strings and elements of other types are skipped.
+func vmNICIPs(raw json.RawMessage) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil && !vmJSONNull(raw) {
+		if one == "" {
+			return nil
+		}
+		return []string{one}
+	}
+	var list []any
+	if json.Unmarshal(raw, &list) != nil {
+		return nil
+	}
+	var out []string
+	for _, v := range list {
+		if s, ok := v.(string); ok && s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// vmNICVLAN accepts a number or a numeric string; anything else is VLAN
+// 0, which is what an absent vlan_id means.
+func vmNICVLAN(raw json.RawMessage) int {
+	var n int
+	if json.Unmarshal(raw, &n) == nil {
+		return n
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		if n, err := strconv.Atoi(s); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// vmUUID digs the uuid out of a VM object that decodeVM refused, so that
+// the log line and the listing can still name it; "" when there is none.
+func vmUUID(b []byte) string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) != nil {
+		return ""
+	}
+	s, _ := vmString(obj, "uuid") // keys match exactly, as in decodeVM
+	return s
+}

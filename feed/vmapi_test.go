@@ -1,0 +1,218 @@
+package feed
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cnsd/cnsd/mockcloud"
+	"github.com/cnsd/cnsd/zonegen"
+	"github.com/gorilla/websocket"
+)
+
+func TestVMAPIBootstrapListing(t *testing.T) {
+	c := newVMCloud(40)
+	sink, _ := startVMAPI(t, c.Handler(), nil)
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	l := sink.lastListing()
+	want := activeUUIDs(c)
+	if got := listedUUIDs(l); !slices.Equal(got, want) {
+		t.Errorf("listed %d VMs %v,\nwant the fixture's %d active ones %v", len(got), got, len(want), want)
+	}
+	if len(l.Unreadable) != 0 {
+		t.Errorf("unreadable %v, want none", l.Unreadable)
+	}
+	for _, vm := range l.VMs {
+		mv, _ := c.VM(vm.UUID)
+		if vm.Alias != mv.Alias || vm.OwnerUUID != mv.OwnerUUID || vm.State != mv.State || len(vm.NICs) != len(mv.NICs) {
+			t.Errorf("vm %s listed as %+v, the cloud has %+v", vm.UUID, vm, mv)
+		}
+	}
+}
+
+func TestVMAPIChanges(t *testing.T) {
+	c := newVMCloud(20)
+	sink, _ := startVMAPI(t, c.Handler(), nil)
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	active := activeUUIDs(c)
+	tagged, doomed := active[0], active[1]
+	tags := map[string]any{"triton.cns.services": "web:8080"}
+	if _, err := c.SetTags(tagged, tags); err != nil {
+		t.Fatal(err)
+	}
+	vmWaitFor(t, "Changed with the new tags", func() bool {
+		return sink.changedMatch(func(vm zonegen.VM) bool {
+			return vm.UUID == tagged && reflect.DeepEqual(vm.Tags, tags)
+		})
+	})
+	if _, err := c.DestroyVM(doomed); err != nil {
+		t.Fatal(err)
+	}
+	vmWaitFor(t, "Gone of the destroyed VM", func() bool { return sink.isGone(doomed) })
+	nv := mockcloud.VM{UUID: "f0000000-0000-4000-8000-000000000001", OwnerUUID: "o", Alias: "new0",
+		NICs: []mockcloud.NIC{{MAC: "90:b8:d0:ff:00:01", IP: "10.88.9.9", IPs: []string{"10.88.9.9/16"}, NICTag: "external"}}}
+	if _, err := c.CreateVM(nv); err != nil {
+		t.Fatal(err)
+	}
+	vmWaitFor(t, "Changed of the created VM", func() bool {
+		return sink.changedMatch(func(vm zonegen.VM) bool {
+			return vm.UUID == nv.UUID && vm.Alias == "new0" && len(vm.NICs) == 1 && vm.NICs[0].IP == "10.88.9.9"
+		})
+	})
+	if n := sink.numListings(); n != 1 {
+		t.Errorf("%d listings, want 1: the feed never broke", n)
+	}
+}
+
+func TestVMAPIReconnectsAfterCut(t *testing.T) {
+	c := newVMCloud(20)
+	sink, logs := startVMAPI(t, c.Handler(), nil)
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	doomed := activeUUIDs(c)[0]
+	c.DisconnectAll()
+	if _, err := c.DestroyVM(doomed); err != nil {
+		t.Fatal(err)
+	}
+	vmWaitFor(t, "a listing after the reconnect", func() bool { return sink.numListings() > 1 })
+	vmWaitFor(t, "the destroyed VM out of the listing or gone", func() bool {
+		return !slices.Contains(listedUUIDs(sink.lastListing()), doomed) || sink.isGone(doomed)
+	})
+	if len(logs.lines("changefeed session ended")) == 0 {
+		t.Errorf("no log line about the lost connection in:\n%s", logs)
+	}
+}
+
+// TestVMAPITakeover: another connection registering the same instance
+// takes the feed over and the follower's connection goes quiet (pongs
+// still come). Item silence makes the follower reconnect, take the feed
+// back and re-list, so a change made after the takeover reaches it.
+func TestVMAPITakeover(t *testing.T) {
+	c := newVMCloud(20)
+	srv := httptest.NewServer(c.Handler())
+	t.Cleanup(srv.Close)
+	sink, logs := startVMAPI(t, c.Handler(), func(cfg *VMAPIConfig) {
+		cfg.URL = srv.URL
+		cfg.ItemSilence = 300 * time.Millisecond
+	})
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	thief := registerChangefeed(t, srv.URL, vmapiTestConfig("").Instance)
+	defer thief.Close()
+	uuid := activeUUIDs(c)[0]
+	tags := map[string]any{"after": "takeover"}
+	if _, err := c.SetTags(uuid, tags); err != nil {
+		t.Fatal(err)
+	}
+	vmWaitFor(t, "the change made after the takeover", func() bool {
+		if sink.changedMatch(func(vm zonegen.VM) bool { return vm.UUID == uuid && reflect.DeepEqual(vm.Tags, tags) }) {
+			return true
+		}
+		l := sink.lastListing()
+		i := slices.IndexFunc(l.VMs, func(vm zonegen.VM) bool { return vm.UUID == uuid })
+		return i >= 0 && reflect.DeepEqual(l.VMs[i].Tags, tags)
+	})
+	if len(logs.lines("taken over")) == 0 {
+		t.Errorf("no log line about a takeover in:\n%s", logs)
+	}
+}
+
+// registerChangefeed registers instance on the changefeed at base and reads the
+// bootstrap frame.
+func registerChangefeed(t *testing.T, base, instance string) *websocket.Conn {
+	t.Helper()
+	ws, _, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+"/changefeeds",
+		http.Header{"Accept-Version": {"~1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := `{"instance":"` + instance + `","service":"thief","changeKind":{"resource":"vm","subResources":["tags"]}}`
+	if err := ws.WriteMessage(websocket.TextMessage, []byte(reg)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ws.ReadMessage(); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// TestVMAPIFetchErrors: 500s on GET /vms/{uuid} are retried; a VM that
+// keeps failing is skipped with a log line, and later changes still flow.
+func TestVMAPIFetchErrors(t *testing.T) {
+	c := newVMCloud(20)
+	active := activeUUIDs(c)
+	flaky, broken, fine := active[0], active[1], active[2]
+	var flakyFails atomic.Int32
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := strings.TrimPrefix(r.URL.Path, "/vms/")
+		if id == broken || id == flaky && flakyFails.Add(1) <= 2 {
+			http.Error(w, `{"code":"InternalError","message":"injected"}`, http.StatusInternalServerError)
+			return
+		}
+		c.Handler().ServeHTTP(w, r)
+	})
+	sink, logs := startVMAPI(t, h, nil)
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	for _, id := range []string{flaky, broken, fine} {
+		if _, err := c.SetAlias(id, "renamed"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{flaky, fine} {
+		vmWaitFor(t, "Changed of "+id, func() bool {
+			return sink.changedMatch(func(vm zonegen.VM) bool { return vm.UUID == id && vm.Alias == "renamed" })
+		})
+	}
+	vmWaitFor(t, "the broken VM's change skipped", func() bool { return len(logs.lines("vm change skipped", broken)) > 0 })
+	if len(logs.lines("trying again", flaky)) == 0 {
+		t.Errorf("no retry logged for %s in:\n%s", flaky, logs)
+	}
+	if sink.changedMatch(func(vm zonegen.VM) bool { return vm.UUID == broken }) {
+		t.Errorf("Changed of %s, whose every fetch failed", broken)
+	}
+}
+
+// TestVMAPIMalformedVMInPage: a VM the listing cannot read is logged by
+// uuid, reported unreadable (so its previous state stays), and the rest
+// of the listing is delivered.
+func TestVMAPIMalformedVMInPage(t *testing.T) {
+	c := newVMCloud(30)
+	active := activeUUIDs(c)
+	bad := active[len(active)/2]
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/vms" {
+			c.Handler().ServeHTTP(w, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		c.Handler().ServeHTTP(rec, r)
+		var page []map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil {
+			t.Errorf("mockcloud page: %v", err)
+		}
+		for _, v := range page {
+			if v["uuid"] == bad {
+				v["tags"] = "not an object"
+			}
+		}
+		b, _ := json.Marshal(page)
+		w.Write(b)
+	})
+	sink, logs := startVMAPI(t, h, nil)
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	l := sink.lastListing()
+	want := slices.DeleteFunc(slices.Clone(active), func(s string) bool { return s == bad })
+	if got := listedUUIDs(l); !slices.Equal(got, want) {
+		t.Errorf("listed %v,\nwant every active VM but %s: %v", got, bad, want)
+	}
+	if !slices.Equal(l.Unreadable, []string{bad}) {
+		t.Errorf("unreadable %v, want [%s]", l.Unreadable, bad)
+	}
+	if len(logs.lines("malformed vm in listing skipped", "vm="+bad)) == 0 {
+		t.Errorf("no log line naming %s in:\n%s", bad, logs)
+	}
+}
