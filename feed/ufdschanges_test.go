@@ -107,7 +107,9 @@ func TestAccountOfDN(t *testing.T) {
 }
 
 func TestParseLogChange(t *testing.T) {
-	entry := func(attrs map[string][]string) *ldap.Entry { return ldap.NewEntry("changenumber=9, cn=changelog", attrs) }
+	entry := func(attrs map[string][]string) *ldap.Entry {
+		return ldap.NewEntry("changenumber=9, cn=changelog", attrs)
+	}
 	user := []string{"uuid=abc, ou=users, o=smartdc"}
 	mod := func(attr string) []string {
 		return []string{`[{"operation":"replace","modification":{"type":"` + attr + `","vals":["v"]}}]`}
