@@ -135,7 +135,9 @@ func (u *UFDS) fetch(uuid string, epoch uint64) (zonegen.Account, error) {
 		return zonegen.Account{}, fmt.Errorf("look up account %s: %w", uuid, err)
 	}
 	if c, ok := u.cache[uuid]; ok {
-		u.log.Warn("ufds lookup failed; using the cached account", "owner", uuid, "err", err)
+		// Debug: during an outage this is every lookup of a stale
+		// account; the outage itself is logged when dialling fails.
+		u.log.Debug("ufds lookup failed; using the cached account", "owner", uuid, "err", err)
 		return c.acct, nil
 	}
 	return zonegen.Account{}, fmt.Errorf("look up account %s: %w: %w", uuid, ErrUnresolved, err)

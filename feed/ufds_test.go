@@ -147,3 +147,27 @@ func TestUFDSWatch(t *testing.T) {
 		}
 	}
 }
+
+func TestUFDSWatchReconnects(t *testing.T) {
+	f := newUFDSFixture(t)
+	f.u.now = time.Now // the back-off runs on the watcher's real timers
+	a := f.user(t, 3)
+	changed := f.watch(t)
+	f.ldap.Stop()
+	for !hasLine(f.log.String(), "ufds changelog poll failed", "retry_in") {
+		time.Sleep(5 * time.Millisecond) // waiting for a condition, not timing it
+	}
+	f.ldap.Restart()
+	if _, err := f.cloud.UpdateUser(a.UUID, mockcloud.UserPatch{TritonCNSEnabled: ptr("false")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ldap.Sync(f.cloud); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, changed); got != a.UUID {
+		t.Errorf("onChange(%s) after reconnect, want %s", got, a.UUID)
+	}
+	if got, err := f.u.User(context.Background(), a.UUID); err != nil || got.TritonCNSEnabled != "false" {
+		t.Errorf("User after reconnect = %+v, %v", got, err)
+	}
+}

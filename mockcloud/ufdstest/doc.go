@@ -18,6 +18,16 @@
 // A test that cannot find slapd fails with a message naming the Debian
 // packages slapd and ldap-utils; it is never skipped.
 //
+// Example, in a test:
+//
+//	c := mockcloud.New(mockcloud.Generate(mockcloud.GenOptions{VMs: 4, Accounts: 4, Servers: 1, Seed: 1}), nil)
+//	s := ufdstest.Start(t, c) // stopped when the test ends
+//	c.UpdateUser(uuid, mockcloud.UserPatch{TritonCNSEnabled: &off})
+//	if err := s.Sync(c); err != nil { // the modify, its changelog entry, the new count
+//		t.Fatal(err)
+//	}
+//	s.Stop() // an outage; s.Restart() ends it, on the same URL
+//
 // ufdstest may import the standard library and mockcloud only; it drives
 // slapd through its own programs (slapadd, ldapmodify), so mockcloud keeps
 // no LDAP library among its dependencies.

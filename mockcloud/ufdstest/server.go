@@ -135,7 +135,13 @@ func (s *Server) Stop() {
 		return
 	}
 	_ = cmd.Process.Signal(os.Interrupt)
-	<-done
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		// slapd waits for its threads; one stuck must not hang the test.
+		_ = cmd.Process.Kill()
+		<-done
+	}
 }
 
 // Restart starts a stopped slapd again on the same URL, with its data.
