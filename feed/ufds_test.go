@@ -171,3 +171,39 @@ func TestUFDSWatchReconnects(t *testing.T) {
 		t.Errorf("User after reconnect = %+v, %v", got, err)
 	}
 }
+
+// TestUFDSChangelogBackwards: a changelog number that goes down (UFDS
+// restored from a backup) means any cached account may be wrong.
+func TestUFDSChangelogBackwards(t *testing.T) {
+	f := newUFDSFixture(t)
+	a, b := f.user(t, 0), f.user(t, 1)
+	changed := f.watch(t)
+	if _, err := f.cloud.UpdateUser(a.UUID, mockcloud.UserPatch{Login: ptr("renamed")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ldap.Sync(f.cloud); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, changed); got != a.UUID {
+		t.Fatalf("onChange(%s), want %s", got, a.UUID)
+	}
+	for _, id := range []string{a.UUID, b.UUID} {
+		if _, err := f.u.User(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.ldap.Modify("dn: cn=latestchangenumber\nchangetype: modify\nreplace: count\ncount: 0\n-\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{next(t, changed): true, next(t, changed): true}
+	if !got[a.UUID] || !got[b.UUID] {
+		t.Errorf("onChange after the changelog went back: %v, want %s and %s", got, a.UUID, b.UUID)
+	}
+	before := f.u.searches.Load()
+	if _, err := f.u.User(context.Background(), b.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if f.u.searches.Load() != before+1 {
+		t.Errorf("the cached account was served, not read again")
+	}
+}
