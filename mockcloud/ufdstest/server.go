@@ -1,0 +1,187 @@
+package ufdstest
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cnsd/cnsd/mockcloud"
+)
+
+// Password is the harness root's password.
+const Password = "ufdstest"
+
+// Server is one running slapd serving a cloud's accounts.
+type Server struct {
+	// URL is ldap://127.0.0.1:port, fixed for the life of the Server, so a
+	// client keeps it across Stop and Start.
+	URL string
+
+	t    testing.TB
+	dir  string
+	conf string
+	port int
+
+	mu      sync.Mutex // guards cmd, done, applied
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when cmd has exited
+	applied int64         // the last change number mirrored
+}
+
+// Start runs slapd loaded with c's accounts and changelog, and stops it
+// when the test ends.
+func Start(t testing.TB, c *mockcloud.Cloud) *Server {
+	t.Helper()
+	for _, prog := range []string{"slapd", "slapadd", "ldapmodify"} {
+		if _, err := lookPath(prog); err != nil {
+			t.Fatalf("ufdstest: %s not found: install the Debian packages slapd and ldap-utils (scripts/testdeps.sh)", prog)
+		}
+	}
+	s := &Server{t: t, dir: t.TempDir()}
+	s.conf = filepath.Join(s.dir, "slapd.conf")
+	if err := s.write(c); err != nil {
+		t.Fatalf("ufdstest: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	for try := 0; ; try++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatalf("ufdstest: %v", err)
+		}
+		s.port, s.URL = port, "ldap://127.0.0.1:"+strconv.Itoa(port)
+		if err = s.start(); err == nil {
+			return s
+		} else if try == 2 {
+			t.Fatalf("ufdstest: %v", err)
+		}
+	}
+}
+
+// write lays out the directory and loads the databases offline.
+func (s *Server) write(c *mockcloud.Cloud) error {
+	files := map[string]string{"ufds.schema": schemaText, "slapd.conf": slapdConf(s.dir, Password)}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(s.dir, name), []byte(text), 0o600); err != nil {
+			return err
+		}
+	}
+	users := "dn: o=smartdc\nobjectclass: organization\no: smartdc\n\n" +
+		"dn: " + UsersDN + "\nobjectclass: organizationalUnit\nou: users\n\n"
+	for _, u := range c.Users() {
+		users += userEntry(u) + "\n"
+	}
+	changes := "dn: " + ChangelogDN + "\nobjectclass: applicationProcess\ncn: changelog\n\n"
+	for _, ch := range c.UserChanges(0) {
+		changes += changeEntry(ch) + "\n"
+		s.applied = ch.ChangeNumber
+	}
+	for i := range suffixes {
+		if err := os.Mkdir(filepath.Join(s.dir, "db"+strconv.Itoa(i)), 0o700); err != nil {
+			return err
+		}
+	}
+	for i, ldif := range []string{users, changes, latestEntry(s.applied)} {
+		if err := s.run("slapadd", ldif, "-q", "-f", s.conf, "-b", suffixes[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start runs slapd in the foreground (-d) and waits until it accepts
+// connections or exits.
+func (s *Server) start() error {
+	path, _ := lookPath("slapd")
+	cmd := exec.Command(path, "-d", "0", "-f", s.conf, "-h", s.URL+"/")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start slapd: %w", err)
+	}
+	done := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(done) }()
+	for {
+		select {
+		case <-done:
+			return fmt.Errorf("slapd exited before listening: %v: %s", waitErr, out.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		if conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.port)); err == nil {
+			conn.Close()
+			s.mu.Lock()
+			s.cmd, s.done = cmd, done
+			s.mu.Unlock()
+			return nil
+		}
+	}
+}
+
+// Stop stops slapd and waits for it to exit; the data stays for Restart.
+// Stopping a stopped Server does nothing.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.cmd, s.done = nil, nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		// slapd waits for its threads; one stuck must not hang the test.
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Restart starts a stopped slapd again on the same URL, with its data.
+func (s *Server) Restart() {
+	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatalf("ufdstest: restart: %v", err)
+	}
+}
+
+// run runs one of the OpenLDAP programs with stdin.
+func (s *Server) run(prog, stdin string, args ...string) error {
+	path, err := lookPath(prog)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Stdin = bytes.NewBufferString(stdin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w: %s", prog, err, out)
+	}
+	return nil
+}
+
+// lookPath finds an OpenLDAP program, also in /usr/sbin, which is not on
+// every user's PATH.
+func lookPath(prog string) (string, error) {
+	if p, err := exec.LookPath(prog); err == nil {
+		return p, nil
+	}
+	return exec.LookPath(filepath.Join("/usr/sbin", prog))
+}
+
+// freePort picks a port the kernel considers free; slapd binds it a moment
+// later, and Start retries should another process win the race.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("pick a port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
