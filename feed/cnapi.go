@@ -13,9 +13,11 @@ import (
 	"github.com/cnsd/cnsd/zonegen"
 )
 
-// DefaultCNAPIPollInterval is how often CNAPI is listed when the options
-// leave PollInterval zero.
-const DefaultCNAPIPollInterval = 30 * time.Second
+// Defaults of CNAPIOptions.
+const (
+	DefaultCNAPIPollInterval   = 30 * time.Second
+	DefaultCNAPIRequestTimeout = 30 * time.Second
+)
 
 // serversPath is the listing DESIGN.md §7 names: set-up servers only, with
 // the status fields the compute-node rule reads.
@@ -29,6 +31,10 @@ type CNAPIOptions struct {
 	HTTPClient *http.Client
 	// PollInterval defaults to DefaultCNAPIPollInterval.
 	PollInterval time.Duration
+	// RequestTimeout bounds one listing, so that a CNAPI that accepts
+	// and never answers cannot stop the polling; default
+	// DefaultCNAPIRequestTimeout.
+	RequestTimeout time.Duration
 	// Down is the compute-node rule's configuration; zero means
 	// zonegen.DefaultDecideOptions.
 	Down zonegen.DecideOptions
@@ -43,6 +49,7 @@ type CNAPIOptions struct {
 type CNAPI struct {
 	rest     restClient
 	interval time.Duration
+	timeout  time.Duration
 	down     zonegen.DecideOptions
 	now      func() time.Time
 	log      *slog.Logger
@@ -55,12 +62,11 @@ type CNAPI struct {
 
 // NewCNAPI returns a poller; nothing is requested before Run.
 func NewCNAPI(o CNAPIOptions) *CNAPI {
-	c := &CNAPI{rest: newRESTClient(o.URL, o.HTTPClient), interval: o.PollInterval,
-		down: o.Down, now: o.Now, log: o.Logger,
+	c := &CNAPI{rest: newRESTClient(o.URL, o.HTTPClient),
+		interval: orDefault(o.PollInterval, DefaultCNAPIPollInterval),
+		timeout:  orDefault(o.RequestTimeout, DefaultCNAPIRequestTimeout),
+		down:     o.Down, now: o.Now, log: o.Logger,
 		servers: map[string]zonegen.Server{}, isDown: map[string]bool{}}
-	if c.interval <= 0 {
-		c.interval = DefaultCNAPIPollInterval
-	}
 	if c.down == (zonegen.DecideOptions{}) {
 		c.down = zonegen.DefaultDecideOptions()
 	}
@@ -107,7 +113,9 @@ func (c *CNAPI) Run(ctx context.Context, onChange func(changed []zonegen.Server)
 // poll lists the servers once and merges the answer; ok is false when the
 // listing failed, and the failure is logged only when it starts.
 func (c *CNAPI) poll(ctx context.Context) (changed []zonegen.Server, ok bool) {
-	body, err := c.rest.get(ctx, serversPath)
+	rctx, cancel := context.WithTimeout(ctx, c.timeout)
+	body, err := c.rest.get(rctx, serversPath)
+	cancel()
 	var list []zonegen.Server
 	var bad []badEntry
 	if err == nil {

@@ -189,3 +189,14 @@ func TestCNAPIMalformedServerKeepsItsState(t *testing.T) {
 		t.Error("a malformed server never seen before became known")
 	}
 }
+
+func TestCNAPIHungRequestTimesOut(t *testing.T) {
+	tc := newTestCloud(t)
+	c := NewCNAPI(CNAPIOptions{URL: tc.URL, RequestTimeout: time.Millisecond})
+	arrived, release := tc.holdRequests()
+	defer release()
+	if _, ok := c.poll(t.Context()); ok {
+		t.Error("a listing that never answered succeeded")
+	}
+	<-arrived
+}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // ErrNotFound is wrapped by lookups the API answered with 404: the object
@@ -92,4 +93,12 @@ func apiError(url string, status int, body []byte) *APIError {
 		e.Code, e.Message = b.Code, b.Message
 	}
 	return e
+}
+
+// orDefault is v, or def when v is not positive: an option left zero.
+func orDefault(v, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
+	}
+	return v
 }

@@ -33,7 +33,9 @@ type NAPIOptions struct {
 	// CacheTTL is how long an answer is used without asking again; default
 	// DefaultNAPICacheTTL. An older answer is still used when NAPI fails.
 	CacheTTL time.Duration
-	// MissTTL is how long a 404 is remembered; default DefaultNAPIMissTTL.
+	// MissTTL is how long a 404 is remembered, and how long a stale
+	// answer is used after NAPI failed before asking again; default
+	// DefaultNAPIMissTTL.
 	MissTTL time.Duration
 	// FetchTimeout bounds one request; default DefaultNAPIFetchTimeout.
 	FetchTimeout time.Duration
@@ -56,9 +58,9 @@ type NAPI struct {
 
 // NewNAPI returns a client; nothing is requested before the first lookup.
 func NewNAPI(o NAPIOptions) *NAPI {
-	o.CacheTTL = cmpOr(o.CacheTTL, DefaultNAPICacheTTL)
-	o.MissTTL = cmpOr(o.MissTTL, DefaultNAPIMissTTL)
-	o.FetchTimeout = cmpOr(o.FetchTimeout, DefaultNAPIFetchTimeout)
+	o.CacheTTL = orDefault(o.CacheTTL, DefaultNAPICacheTTL)
+	o.MissTTL = orDefault(o.MissTTL, DefaultNAPIMissTTL)
+	o.FetchTimeout = orDefault(o.FetchTimeout, DefaultNAPIFetchTimeout)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -77,19 +79,14 @@ func newTTLCache[V any](kind string, o NAPIOptions, log *slog.Logger) *ttlCache[
 		fetchTimeout: o.FetchTimeout, now: o.Now, log: log}
 }
 
-// cmpOr is v, or def when v is not positive.
-func cmpOr(v, def time.Duration) time.Duration {
-	if v <= 0 {
-		return def
-	}
-	return v
-}
-
 // Network returns the network uuid with Pools set to the pools that
 // contain it. It fails when either the network or the pool list is
 // unresolved, since a network without its pools could map to the wrong
 // zones.
 func (n *NAPI) Network(ctx context.Context, uuid string) (zonegen.Network, error) {
+	if uuid == "" {
+		return zonegen.Network{}, fmt.Errorf("network: %w", errNoUUID)
+	}
 	net, err := n.networks.lookup(ctx, uuid, func(ctx context.Context) (zonegen.Network, error) {
 		body, err := n.rest.get(ctx, "/networks/"+url.PathEscape(uuid))
 		if err != nil {

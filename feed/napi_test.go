@@ -126,6 +126,15 @@ func TestNAPIStaleOnFailure(t *testing.T) {
 	if tc.count("/networks/"+netFab) != 2 {
 		t.Error("an expired entry was used without asking NAPI")
 	}
+	n.Network(t.Context(), netFab)
+	if got := tc.count("/networks/" + netFab); got != 2 {
+		t.Errorf("%d network requests: NAPI asked again right after it failed", got)
+	}
+	clk.Add(DefaultNAPIMissTTL)
+	n.Network(t.Context(), netFab)
+	if got := tc.count("/networks/" + netFab); got != 3 {
+		t.Errorf("%d network requests: NAPI not asked again after the retry time", got)
+	}
 	if !strings.Contains(log.String(), "using the cached answer") || !strings.Contains(log.String(), "InternalError") {
 		t.Errorf("the failure was not logged:\n%s", log.String())
 	}

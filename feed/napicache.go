@@ -75,6 +75,9 @@ func (c *ttlCache[V]) refresh(ctx context.Context, key string, fetch func(contex
 	if e, ok := c.entry(key, false); ok {
 		c.log.Warn("NAPI lookup failed; using the cached answer", c.kind, key,
 			"expired", e.expires.UTC().Format(time.RFC3339), "err", err)
+		// Until the retry time, the stale answer is served as if fresh, so
+		// that an outage of NAPI is not met with one request per lookup.
+		c.store(key, cacheEntry[V]{val: e.val, missing: e.missing, expires: c.now().Add(c.missTTL)})
 		return c.result(e, key)
 	}
 	c.log.Error("NAPI lookup failed and nothing is cached", c.kind, key, "err", err)
