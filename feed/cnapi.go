@@ -62,11 +62,16 @@ type CNAPI struct {
 
 // NewCNAPI returns a poller; nothing is requested before Run.
 func NewCNAPI(o CNAPIOptions) *CNAPI {
-	c := &CNAPI{rest: newRESTClient(o.URL, o.HTTPClient),
+	c := &CNAPI{
+		rest:     newRESTClient(o.URL, o.HTTPClient),
 		interval: orDefault(o.PollInterval, DefaultCNAPIPollInterval),
 		timeout:  orDefault(o.RequestTimeout, DefaultCNAPIRequestTimeout),
-		down:     o.Down, now: o.Now, log: o.Logger,
-		servers: map[string]zonegen.Server{}, isDown: map[string]bool{}}
+		down:     o.Down,
+		now:      o.Now,
+		log:      o.Logger,
+		servers:  map[string]zonegen.Server{},
+		isDown:   map[string]bool{},
+	}
 	if c.down == (zonegen.DecideOptions{}) {
 		c.down = zonegen.DefaultDecideOptions()
 	}
@@ -176,6 +181,7 @@ func (c *CNAPI) merge(list []zonegen.Server, bad []badEntry) []zonegen.Server {
 	}
 	for id, old := range c.servers {
 		if _, ok := next[id]; !ok {
+			c.log.Info("server no longer listed; its VMs keep their records", "server", id)
 			changed = append(changed, old)
 		}
 	}

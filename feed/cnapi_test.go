@@ -193,10 +193,9 @@ func TestCNAPIMalformedServerKeepsItsState(t *testing.T) {
 func TestCNAPIHungRequestTimesOut(t *testing.T) {
 	tc := newTestCloud(t)
 	c := NewCNAPI(CNAPIOptions{URL: tc.URL, RequestTimeout: time.Millisecond})
-	arrived, release := tc.holdRequests()
+	_, release := tc.holdRequests()
 	defer release()
 	if _, ok := c.poll(t.Context()); ok {
 		t.Error("a listing that never answered succeeded")
 	}
-	<-arrived
 }
