@@ -67,7 +67,7 @@ type testCloud struct {
 	counts map[string]int
 }
 
-func newTestCloud(t *testing.T) *testCloud {
+func newTestCloud(t testing.TB) *testCloud {
 	t.Helper()
 	tc := &testCloud{Cloud: mockcloud.New(testFixture(), &mockcloud.Options{Now: func() time.Time { return testNow }}),
 		counts: map[string]int{}}
