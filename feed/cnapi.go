@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/zonegen"
 )
 
@@ -58,6 +59,13 @@ type CNAPI struct {
 	servers map[string]zonegen.Server
 	isDown  map[string]bool // zonegen.ServerDown at the last poll
 	failing bool            // the last poll failed; its error was logged
+}
+
+// CNAPIOptionsFrom takes CNAPI's endpoint, its poll interval and the
+// compute-node rule from a validated configuration.
+func CNAPIOptionsFrom(c *schema.Config) CNAPIOptions {
+	return CNAPIOptions{URL: endpointURL(c.CNAPI.Endpoint), PollInterval: c.CNAPI.PollInterval,
+		Down: zonegen.DecideOptionsFrom(c)}
 }
 
 // NewCNAPI returns a poller; nothing is requested before Run.

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/cnsd/cnsd/schema"
 )
 
 // ErrNotFound is wrapped by lookups the API answered with 404: the object
@@ -101,4 +103,13 @@ func orDefault(v, def time.Duration) time.Duration {
 		return def
 	}
 	return v
+}
+
+// endpointURL is the base URL of an API endpoint of the configuration: its
+// URL, or plain HTTP to its address as the shipped configuration meant.
+func endpointURL(e schema.Endpoint) string {
+	if e.URL != "" {
+		return e.URL
+	}
+	return "http://" + e.Address
 }

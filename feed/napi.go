@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/zonegen"
 )
 
@@ -54,6 +55,12 @@ type NAPI struct {
 	networks *ttlCache[zonegen.Network]
 	pools    *ttlCache[[]Pool]
 	nics     *ttlCache[zonegen.NIC]
+}
+
+// NAPIOptionsFrom takes NAPI's endpoint and cache time from a validated
+// configuration.
+func NAPIOptionsFrom(c *schema.Config) NAPIOptions {
+	return NAPIOptions{URL: endpointURL(c.NAPI.Endpoint), CacheTTL: c.NAPI.CacheTime}
 }
 
 // NewNAPI returns a client; nothing is requested before the first lookup.
