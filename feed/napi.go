@@ -76,13 +76,13 @@ func NewNAPI(o NAPIOptions) *NAPI {
 	}
 	log := o.Logger.With("component", "napi")
 	return &NAPI{rest: newRESTClient(o.URL, o.HTTPClient), log: log,
-		networks: newTTLCache[zonegen.Network]("network", o, log),
-		pools:    newTTLCache[[]Pool]("pools", o, log),
-		nics:     newTTLCache[zonegen.NIC]("mac", o, log)}
+		networks: newTTLCache[zonegen.Network]("network", "network", o, log),
+		pools:    newTTLCache[[]Pool]("network pools", "pools", o, log),
+		nics:     newTTLCache[zonegen.NIC]("nic", "mac", o, log)}
 }
 
-func newTTLCache[V any](kind string, o NAPIOptions, log *slog.Logger) *ttlCache[V] {
-	return &ttlCache[V]{kind: kind, ttl: o.CacheTTL, missTTL: o.MissTTL,
+func newTTLCache[V any](kind, logKey string, o NAPIOptions, log *slog.Logger) *ttlCache[V] {
+	return &ttlCache[V]{kind: kind, logKey: logKey, ttl: o.CacheTTL, missTTL: o.MissTTL,
 		fetchTimeout: o.FetchTimeout, now: o.Now, log: log}
 }
 

@@ -22,7 +22,8 @@ type cacheEntry[V any] struct {
 // they answer when NAPI fails, because a stale network is better than
 // treating the VM as unresolved.
 type ttlCache[V any] struct {
-	kind         string // log key and error prefix: "network", "mac", …
+	kind         string // what errors say it is: "network", "nic", …
+	logKey       string // the slog key of the key: "network", "mac", …
 	ttl, missTTL time.Duration
 	fetchTimeout time.Duration
 	now          func() time.Time
@@ -49,7 +50,7 @@ func (c *ttlCache[V]) lookup(ctx context.Context, key string, fetch func(context
 	})
 	select {
 	case <-ctx.Done():
-		return zero, fmt.Errorf("%s %s: %w", c.kind, key, ctx.Err())
+		return zero, c.wrap(key, ctx.Err())
 	case r := <-ch:
 		if r.Err != nil {
 			return zero, r.Err
@@ -60,7 +61,8 @@ func (c *ttlCache[V]) lookup(ctx context.Context, key string, fetch func(context
 
 // refresh fetches key and caches the answer: a value for the TTL, a 404 for
 // the shorter miss TTL. Any other failure falls back to what is cached,
-// however old, and is logged.
+// however old, and is logged since the caller never sees it; with nothing
+// cached it is returned for the caller to report.
 func (c *ttlCache[V]) refresh(ctx context.Context, key string, fetch func(context.Context) (V, error)) (V, error) {
 	var zero V
 	v, err := fetch(ctx)
@@ -70,18 +72,17 @@ func (c *ttlCache[V]) refresh(ctx context.Context, key string, fetch func(contex
 		return v, nil
 	case errors.Is(err, ErrNotFound):
 		c.store(key, cacheEntry[V]{missing: true, expires: c.now().Add(c.missTTL)})
-		return zero, fmt.Errorf("%s %s: %w", c.kind, key, err)
+		return zero, c.wrap(key, err)
 	}
 	if e, ok := c.entry(key, false); ok {
-		c.log.Warn("NAPI lookup failed; using the cached answer", c.kind, key,
+		c.log.Warn("NAPI lookup failed; using the cached answer", c.logKey, key,
 			"expired", e.expires.UTC().Format(time.RFC3339), "err", err)
 		// Until the retry time, the stale answer is served as if fresh, so
 		// that an outage of NAPI is not met with one request per lookup.
 		c.store(key, cacheEntry[V]{val: e.val, missing: e.missing, expires: c.now().Add(c.missTTL)})
 		return c.result(e, key)
 	}
-	c.log.Error("NAPI lookup failed and nothing is cached", c.kind, key, "err", err)
-	return zero, fmt.Errorf("%s %s: %w", c.kind, key, err)
+	return zero, c.wrap(key, err)
 }
 
 // entry returns the cached entry of key; with fresh, only an unexpired one.
@@ -108,7 +109,15 @@ func (c *ttlCache[V]) store(key string, e cacheEntry[V]) {
 func (c *ttlCache[V]) result(e cacheEntry[V], key string) (V, error) {
 	if e.missing {
 		var zero V
-		return zero, fmt.Errorf("%s %s: %w", c.kind, key, ErrNotFound)
+		return zero, c.wrap(key, ErrNotFound)
 	}
 	return e.val, nil
+}
+
+// wrap names the object an error is about; the pool listing has no key.
+func (c *ttlCache[V]) wrap(key string, err error) error {
+	if key == "" {
+		return fmt.Errorf("%s: %w", c.kind, err)
+	}
+	return fmt.Errorf("%s %s: %w", c.kind, key, err)
 }
