@@ -59,6 +59,7 @@ type CNAPI struct {
 	servers map[string]zonegen.Server
 	isDown  map[string]bool // zonegen.ServerDown at the last poll
 	failing bool            // the last poll failed; its error was logged
+	bad     map[string]bool // servers malformed in the last listing, logged
 }
 
 // CNAPIOptionsFrom takes CNAPI's endpoint, its poll interval and the
@@ -79,6 +80,7 @@ func NewCNAPI(o CNAPIOptions) *CNAPI {
 		log:      o.Logger,
 		servers:  map[string]zonegen.Server{},
 		isDown:   map[string]bool{},
+		bad:      map[string]bool{},
 	}
 	if c.down == (zonegen.DecideOptions{}) {
 		c.down = zonegen.DefaultDecideOptions()
@@ -141,10 +143,23 @@ func (c *CNAPI) poll(ctx context.Context) (changed []zonegen.Server, ok bool) {
 		return nil, false
 	}
 	c.setFailing(nil)
-	for _, b := range bad {
-		c.log.Warn("skipping malformed server; keeping its last state", "server", b.ID, "err", b.Err)
-	}
+	c.reportBad(bad)
 	return c.merge(list, bad), true
+}
+
+// reportBad logs the servers that became malformed; one that stays so is
+// not logged again on every poll.
+func (c *CNAPI) reportBad(bad []badEntry) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	next := make(map[string]bool, len(bad))
+	for _, b := range bad {
+		if b.ID == "" || !c.bad[b.ID] {
+			c.log.Warn("skipping malformed server; keeping its last state", "server", b.ID, "err", b.Err)
+		}
+		next[b.ID] = true
+	}
+	c.bad = next
 }
 
 // setFailing records whether polling fails and logs only the transitions,

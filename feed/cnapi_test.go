@@ -199,3 +199,15 @@ func TestCNAPIHungRequestTimesOut(t *testing.T) {
 		t.Error("a listing that never answered succeeded")
 	}
 }
+
+func TestCNAPIMalformedServerLoggedOnce(t *testing.T) {
+	var log bytes.Buffer
+	c := NewCNAPI(CNAPIOptions{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	bad := []badEntry{{ID: cn1, Err: errNoUUID}}
+	for _, b := range [][]badEntry{bad, bad, nil, bad} {
+		c.reportBad(b)
+	}
+	if n := strings.Count(log.String(), "skipping malformed server"); n != 2 {
+		t.Errorf("logged %d times, want when it became malformed (twice):\n%s", n, log.String())
+	}
+}
