@@ -115,8 +115,6 @@ func (f *ufdsFixture) user(t *testing.T, i int) mockcloud.User {
 	return us[i]
 }
 
-func ptr(s string) *string { return &s }
-
 func hasLine(log, a, b string) bool {
 	for _, l := range strings.Split(log, "\n") {
 		if strings.Contains(l, a) && strings.Contains(l, b) {
