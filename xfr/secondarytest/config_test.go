@@ -48,3 +48,28 @@ func TestConfigsCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestDeployConfigsCheck: the example secondary configurations shipped in
+// deploy/ are valid for the servers they are written for.
+func TestDeployConfigsCheck(t *testing.T) {
+	for _, tc := range []struct {
+		file, tool, env, pkg string
+		args                 []string
+	}{
+		{"bind/named.conf.catalog", "named-checkconf", "CNSD_NAMED_CHECKCONF", "bind9-utils", nil},
+		{"bind/named.conf.zones", "named-checkconf", "CNSD_NAMED_CHECKCONF", "bind9-utils", nil},
+		{"knot/knot.conf", "knotc", "CNSD_KNOTC", "knot", []string{"conf-check"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			bin := binary(t, tc.tool, tc.env, tc.pkg)
+			path := filepath.Join("..", "..", "deploy", tc.file)
+			args := []string{path}
+			if tc.tool == "knotc" {
+				args = append([]string{"-c", path}, tc.args...)
+			}
+			if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
+				t.Errorf("%s %s: %v\n%s", tc.tool, path, err, out)
+			}
+		})
+	}
+}
