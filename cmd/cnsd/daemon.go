@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -20,16 +21,20 @@ import (
 	"github.com/cnsd/cnsd/xfr"
 )
 
-// backend is a store backend that also decides which process writes.
+// backend is a store backend that also decides which process writes and
+// lets the others follow.
 type backend interface {
 	store.Backend
 	store.Leaser
+	store.Follower
 }
 
 // serve runs cnsd with the configuration in path until ctx ends: the
 // store, the DNS server, the maintainer of configured zones and the API.
+// Every process serves DNS and the API; the one holding the writer lease
+// also writes, the others follow its commits (several cnsd on one Redis).
 // SIGHUP reloads the configuration. The cloud feed is not wired yet, so
-// the zones hold only what earlier runs or other processes wrote.
+// the zones hold only what the maintainer of configured zones writes.
 func serve(ctx context.Context, path string, log *slog.Logger) error {
 	// SIGHUP is caught from the start: its default action ends the process.
 	hup := make(chan os.Signal, 1)
@@ -44,32 +49,65 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 		return err
 	}
 	defer b.Close()
+	follower, err := store.Open(ctx, b, store.Options{}, log)
+	if err != nil {
+		return err
+	}
+	src := &source{}
+	src.cur.Store(follower)
+	dnsSrv := xfr.New(cfg, src, xfr.Options{}, log)
+	apiSrv := api.New(src, dnsSrv, cfg.API.Token, log)
+	conf := &running{}
+	conf.cfg.Store(cfg)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return dnsSrv.Run(ctx) })
+	for _, addr := range cfg.API.Listen {
+		g.Go(func() error { return serveHTTP(ctx, addr, apiSrv, log) })
+	}
+	g.Go(func() error { return reloadOnHUP(ctx, hup, path, log, dnsSrv, conf) })
+	g.Go(func() error { return write(ctx, b, src, follower, conf, log) })
+	log.Info("cnsd running", "dns", cfg.DNS.Listen, "api", cfg.API.Listen)
+	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+		return err
+	}
+	return nil
+}
+
+// write follows the writer's commits while another process holds the
+// lease, then takes the lease and becomes the writer: a store of its own,
+// the maintainer of configured zones, and the lease renewed until ctx
+// ends (then released, so that a standby takes over at once) or lost
+// (then cnsd stops: it must not write any more).
+func write(ctx context.Context, b backend, src *source, follower *store.Store, conf *running, log *slog.Logger) error {
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	go func() { _ = follower.Follow(followCtx, b) }()
+	go src.follow(followCtx, follower)
 	log.Info("waiting for the writer lease")
 	epoch, err := b.Acquire(ctx)
+	stopFollowing()
 	if err != nil {
 		return fmt.Errorf("writer lease: %w", err)
 	}
+	defer func() {
+		if err := b.Release(context.WithoutCancel(ctx), epoch); err != nil {
+			log.Warn("cannot release the writer lease", "err", err)
+		}
+	}()
+	cfg := conf.cfg.Load()
 	st, err := store.Open(ctx, b, store.Options{Epoch: epoch, JournalEntries: cfg.Journal.MaxEntries,
 		JournalBytes: int(cfg.Journal.MaxBytes)}, log)
 	if err != nil {
 		return err
 	}
-	dnsSrv := xfr.New(cfg, st, xfr.Options{}, log)
+	log.Info("writing the store", "epoch", epoch)
 	zones := xfr.NewCatalog(cfg, st, log)
-	apiSrv := api.New(st, dnsSrv, cfg.API.Token, log)
+	conf.zones.Store(zones)
+	zones.SetConfig(conf.cfg.Load()) // a reload may have come in between
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return dnsSrv.Run(ctx) })
+	g.Go(func() error { src.follow(ctx, st); return nil })
 	g.Go(func() error { return zones.Run(ctx) })
 	g.Go(func() error { return b.Keep(ctx, epoch) })
-	for _, addr := range cfg.API.Listen {
-		g.Go(func() error { return serveHTTP(ctx, addr, apiSrv, log) })
-	}
-	g.Go(func() error { return reloadOnHUP(ctx, hup, path, log, dnsSrv, zones) })
-	log.Info("cnsd running", "dns", cfg.DNS.Listen, "api", cfg.API.Listen, "epoch", epoch)
-	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
-		return err
-	}
-	return nil
+	return g.Wait()
 }
 
 // openBackend opens Redis when the configuration names it, else the
@@ -104,10 +142,17 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 	return nil
 }
 
+// running is the configuration in force, and the maintainer of
+// configured zones once this process writes.
+type running struct {
+	cfg   atomic.Pointer[schema.Config]
+	zones atomic.Pointer[xfr.Catalog]
+}
+
 // reloadOnHUP reads the configuration again on SIGHUP. A valid one
 // replaces the running one; an invalid one is logged with the reason and
 // the running one stays.
-func reloadOnHUP(ctx context.Context, hup <-chan os.Signal, path string, log *slog.Logger, dnsSrv *xfr.Server, zones *xfr.Catalog) error {
+func reloadOnHUP(ctx context.Context, hup <-chan os.Signal, path string, log *slog.Logger, dnsSrv *xfr.Server, conf *running) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -119,8 +164,11 @@ func reloadOnHUP(ctx context.Context, hup <-chan os.Signal, path string, log *sl
 			log.Error("configuration not reloaded; the running one stays", "file", path, "err", err)
 			continue
 		}
+		conf.cfg.Store(cfg)
 		dnsSrv.SetConfig(cfg)
-		zones.SetConfig(cfg)
+		if zones := conf.zones.Load(); zones != nil {
+			zones.SetConfig(cfg)
+		}
 		log.Info("configuration reloaded", "file", path)
 	}
 }

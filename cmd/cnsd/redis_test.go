@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/store/redistest"
+)
+
+// cnsdProcess is one cnsd run in the test, with its own DNS port.
+type cnsdProcess struct {
+	dns    string
+	config string
+	stop   func()
+}
+
+func startOnRedis(t *testing.T, url, zones string) *cnsdProcess {
+	t.Helper()
+	dir := t.TempDir()
+	dnsPort, apiPort := freePort(t), freePort(t)
+	p := &cnsdProcess{dns: fmt.Sprintf("127.0.0.1:%d", dnsPort), config: filepath.Join(dir, "cnsd.json")}
+	writeRedisConfig(t, p, url, zones, dnsPort, apiPort)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-config", p.config}, &bytes.Buffer{}, &stderr) }()
+	stopped := false
+	p.stop = func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("cnsd: %v\n%s", err, stderr.String())
+		}
+	}
+	t.Cleanup(p.stop)
+	return p
+}
+
+func writeRedisConfig(t *testing.T, p *cnsdProcess, url, zones string, dnsPort, apiPort int) {
+	doc := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
+	  "forward_zones": {%s}, "store": {"redis": %q},
+	  "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"}}`, zones, url, dnsPort, apiPort)
+	if err := os.WriteFile(p.config, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func serialOf(addr, zone string) uint32 {
+	r := ask(addr, zone, dns.TypeSOA)
+	if r == nil || r.Rcode != dns.RcodeSuccess || len(r.Answer) != 1 {
+		return 0
+	}
+	return r.Answer[0].(*dns.SOA).Serial
+}
+
+// axfrCount transfers zone and returns its records, or -1.
+func axfrCount(addr, zone string) int {
+	m := new(dns.Msg)
+	m.SetAxfr(zone)
+	ch, err := (&dns.Transfer{}).In(m, addr)
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for env := range ch {
+		if env.Error != nil {
+			return -1
+		}
+		n += len(env.RR)
+	}
+	return n
+}
+
+// TestTwoProcessesOnRedis: two cnsd on one redis-server serve the same
+// serials, the one that does not hold the lease by following the other's
+// commits; when the writer stops, the other takes the lease over and
+// writes (here: a zone added to its configuration appears).
+func TestTwoProcessesOnRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	const zone = "a.example.test."
+	a := startOnRedis(t, srv.URL(), `"a.example.test": {"networks": ["*"]}`)
+	waitFor(t, "the writer's SOA", func() bool { return serialOf(a.dns, zone) != 0 })
+	b := startOnRedis(t, srv.URL(), `"a.example.test": {"networks": ["*"]}`)
+	waitFor(t, "the follower to serve the writer's serial", func() bool {
+		s := serialOf(a.dns, zone)
+		return s != 0 && serialOf(b.dns, zone) == s
+	})
+	if na, nb := axfrCount(a.dns, zone), axfrCount(b.dns, zone); na <= 0 || na != nb {
+		t.Fatalf("AXFR: %d records from the writer, %d from the follower", na, nb)
+	}
+
+	// Both learn of zone c; only the writer creates it, the follower
+	// serves it from the writer's commits.
+	withC := `"a.example.test": {"networks": ["*"]}, "c.example.test": {"networks": ["a1b2c3d4-0000-4000-8000-000000000002"]}`
+	writeRedisConfig(t, a, srv.URL(), withC, portOf(a.dns), freePort(t))
+	writeRedisConfig(t, b, srv.URL(), withC, portOf(b.dns), freePort(t))
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the follower to serve the zone the writer created", func() bool {
+		s := serialOf(a.dns, "c.example.test.")
+		return s != 0 && serialOf(b.dns, "c.example.test.") == s
+	})
+
+	a.stop()
+	writeRedisConfig(t, b, srv.URL(), withC+`, "b.example.test": {"networks": ["a1b2c3d4-0000-4000-8000-000000000001"]}`,
+		portOf(b.dns), freePort(t))
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the new writer to create b.example.test", func() bool { return serialOf(b.dns, "b.example.test.") != 0 })
+}
+
+func portOf(addr string) int {
+	var port int
+	fmt.Sscanf(addr[len("127.0.0.1:"):], "%d", &port)
+	return port
+}

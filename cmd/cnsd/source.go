@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cnsd/cnsd/store"
+)
+
+// source is the store the DNS server and the API read: a following
+// store while another process holds the writer lease, then this
+// process's writing store. Readers keep their own watch channels across
+// the switch.
+type source struct {
+	cur atomic.Pointer[store.Store]
+
+	mu       sync.Mutex
+	watchers []chan struct{}
+}
+
+func (s *source) Snapshot(zone string) *store.Snapshot { return s.cur.Load().Snapshot(zone) }
+
+func (s *source) Zones() []string { return s.cur.Load().Zones() }
+
+// Watch returns a channel that signals (coalesced) after any change of
+// the current store, and after a switch.
+func (s *source) Watch() <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	s.mu.Lock()
+	s.watchers = append(s.watchers, ch)
+	s.mu.Unlock()
+	return ch
+}
+
+func (s *source) signal() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range s.watchers {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// follow makes st the current store and passes its changes on until ctx
+// ends.
+func (s *source) follow(ctx context.Context, st *store.Store) {
+	changed := st.Watch()
+	defer st.Unwatch(changed)
+	s.cur.Store(st)
+	s.signal()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-changed:
+			s.signal()
+		}
+	}
+}
