@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/xfr/secondarytest"
 )
 
 // bigZone holds a name with so many addresses that its answer does not
@@ -99,7 +101,7 @@ func exchange(t *testing.T, network, addr string, r *dns.Msg) *dns.Msg {
 // even before its sockets have started serving.
 func TestRunStopsAtOnce(t *testing.T) {
 	for range 50 {
-		pc, l := listenPair(t)
+		pc, l := secondarytest.ListenPair(t)
 		s := New(testConfig(t, ""), testStore(t, nil), Options{PacketConns: []net.PacketConn{pc}, Listeners: []net.Listener{l}}, nil)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()

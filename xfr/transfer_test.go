@@ -13,13 +13,14 @@ import (
 
 	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/xfr/secondarytest"
 )
 
 // serve runs a Server for cfg over src on loopback until the test ends
 // and returns its address.
 func serve(t testing.TB, cfg *schema.Config, src Source, opts Options) (string, *Server) {
 	t.Helper()
-	pc, l := listenPair(t)
+	pc, l := secondarytest.ListenPair(t)
 	opts.PacketConns, opts.Listeners = []net.PacketConn{pc}, []net.Listener{l}
 	s := New(cfg, src, opts, nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -32,25 +33,6 @@ func serve(t testing.TB, cfg *schema.Config, src Source, opts Options) (string, 
 		}
 	})
 	return pc.LocalAddr().String(), s
-}
-
-// listenPair binds UDP and TCP on one free port of 127.0.0.1, trying
-// another port when the TCP one is taken.
-func listenPair(t testing.TB) (net.PacketConn, net.Listener) {
-	t.Helper()
-	for range 20 {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := net.Listen("tcp", pc.LocalAddr().String())
-		if err == nil {
-			return pc, l
-		}
-		pc.Close()
-	}
-	t.Fatal("no port of 127.0.0.1 free for both UDP and TCP")
-	return nil, nil
 }
 
 // transfer runs an AXFR or IXFR (from serial, when ixfr) and returns

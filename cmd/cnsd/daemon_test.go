@@ -15,28 +15,24 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/xfr/secondarytest"
 )
 
-// freePort returns a port of 127.0.0.1 free for both UDP and TCP when
-// asked; another process may take it before cnsd binds it, which only
-// makes this test fail, never pass wrongly.
-func freePort(t *testing.T) int {
+// freePorts returns n distinct ports of 127.0.0.1, each free for both UDP
+// and TCP when asked (all are held until the last is chosen, so none is
+// handed out twice); another process may take one before cnsd binds it,
+// which only makes a test fail, never pass wrongly.
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	for range 20 {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := pc.LocalAddr().(*net.UDPAddr).Port
-		l, err := net.Listen("tcp", pc.LocalAddr().String())
-		pc.Close()
-		if err == nil {
-			l.Close()
-			return port
-		}
+	var ports []int
+	for range n {
+		pc, l := secondarytest.ListenPair(t)
+		defer pc.Close()
+		defer l.Close()
+		ports = append(ports, pc.LocalAddr().(*net.UDPAddr).Port)
 	}
-	t.Fatal("no free port")
-	return 0
+	return ports
 }
 
 const daemonConfig = `{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
@@ -49,7 +45,8 @@ const daemonConfig = `{"my_name": "ns1.example.test", "hostmaster": "hostmaster@
 func TestDaemon(t *testing.T) {
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "cnsd.json")
-	dnsPort, apiPort := freePort(t), freePort(t)
+	ports := freePorts(t, 2)
+	dnsPort, apiPort := ports[0], ports[1]
 	write := func(zones string) {
 		doc := fmt.Sprintf(daemonConfig, zones, filepath.Join(dir, "cnsd.db"), dnsPort, apiPort)
 		if err := os.WriteFile(cfgPath, []byte(doc), 0o644); err != nil {

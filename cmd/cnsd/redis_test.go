@@ -16,17 +16,20 @@ import (
 
 // cnsdProcess is one cnsd run in the test, with its own DNS port.
 type cnsdProcess struct {
-	dns    string
-	config string
-	stop   func()
+	dns              string
+	config, url      string
+	dnsPort, apiPort int
+	stop             func()
 }
 
 func startOnRedis(t *testing.T, url, zones string) *cnsdProcess {
 	t.Helper()
 	dir := t.TempDir()
-	dnsPort, apiPort := freePort(t), freePort(t)
-	p := &cnsdProcess{dns: fmt.Sprintf("127.0.0.1:%d", dnsPort), config: filepath.Join(dir, "cnsd.json")}
-	writeRedisConfig(t, p, url, zones, dnsPort, apiPort)
+	ports := freePorts(t, 2)
+	dnsPort, apiPort := ports[0], ports[1]
+	p := &cnsdProcess{dns: fmt.Sprintf("127.0.0.1:%d", dnsPort), config: filepath.Join(dir, "cnsd.json"),
+		url: url, dnsPort: dnsPort, apiPort: apiPort}
+	p.writeConfig(t, zones)
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncBuffer
 	done := make(chan error, 1)
@@ -46,10 +49,11 @@ func startOnRedis(t *testing.T, url, zones string) *cnsdProcess {
 	return p
 }
 
-func writeRedisConfig(t *testing.T, p *cnsdProcess, url, zones string, dnsPort, apiPort int) {
+// writeConfig writes p's configuration with zones (forward_zones' body).
+func (p *cnsdProcess) writeConfig(t *testing.T, zones string) {
 	doc := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
 	  "forward_zones": {%s}, "store": {"redis": %q},
-	  "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"}}`, zones, url, dnsPort, apiPort)
+	  "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"}}`, zones, p.url, p.dnsPort, p.apiPort)
 	if err := os.WriteFile(p.config, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -102,8 +106,8 @@ func TestTwoProcessesOnRedis(t *testing.T) {
 	// Both learn of zone c; only the writer creates it, the follower
 	// serves it from the writer's commits.
 	withC := `"a.example.test": {"networks": ["*"]}, "c.example.test": {"networks": ["a1b2c3d4-0000-4000-8000-000000000002"]}`
-	writeRedisConfig(t, a, srv.URL(), withC, portOf(a.dns), freePort(t))
-	writeRedisConfig(t, b, srv.URL(), withC, portOf(b.dns), freePort(t))
+	a.writeConfig(t, withC)
+	b.writeConfig(t, withC)
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -113,16 +117,9 @@ func TestTwoProcessesOnRedis(t *testing.T) {
 	})
 
 	a.stop()
-	writeRedisConfig(t, b, srv.URL(), withC+`, "b.example.test": {"networks": ["a1b2c3d4-0000-4000-8000-000000000001"]}`,
-		portOf(b.dns), freePort(t))
+	b.writeConfig(t, withC+`, "b.example.test": {"networks": ["a1b2c3d4-0000-4000-8000-000000000001"]}`)
 	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the new writer to create b.example.test", func() bool { return serialOf(b.dns, "b.example.test.") != 0 })
-}
-
-func portOf(addr string) int {
-	var port int
-	fmt.Sscanf(addr[len("127.0.0.1:"):], "%d", &port)
-	return port
 }

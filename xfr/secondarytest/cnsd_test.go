@@ -38,20 +38,8 @@ type cnsd struct {
 // listenCNSD binds cnsd's UDP and TCP sockets on one port of 127.0.0.1.
 func listenCNSD(t *testing.T) *cnsd {
 	t.Helper()
-	for range 10 {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := net.Listen("tcp", pc.LocalAddr().String())
-		if err != nil {
-			pc.Close()
-			continue // the TCP port is taken; try another
-		}
-		return &cnsd{addr: netip.MustParseAddrPort(pc.LocalAddr().String()), pc: pc, l: l}
-	}
-	t.Fatal("no port free for both udp and tcp on 127.0.0.1")
-	return nil
+	pc, l := secondarytest.ListenPair(t)
+	return &cnsd{addr: netip.MustParseAddrPort(pc.LocalAddr().String()), pc: pc, l: l}
 }
 
 // run starts the server over src with cfg until the test ends. Options

@@ -39,7 +39,7 @@ func startPrimary(t *testing.T, zone string, key *Key, rrs ...string) *testPrima
 	t.Helper()
 	p := &testPrimary{zone: dns.Fqdn(zone), key: key}
 	p.versions = []version{{serial: 1, rrs: slices.Sorted(slices.Values(rrs))}}
-	pc, l := listenBoth(t)
+	pc, l := ListenPair(t)
 	p.addr = netip.MustParseAddrPort(pc.LocalAddr().String())
 	var secrets map[string]string
 	if key != nil {
@@ -50,25 +50,6 @@ func startPrimary(t *testing.T, zone string, key *Key, rrs ...string) *testPrima
 		t.Cleanup(func() { _ = srv.Shutdown() })
 	}
 	return p
-}
-
-// listenBoth binds UDP and TCP on one port of 127.0.0.1, trying another
-// port when the TCP one is taken.
-func listenBoth(t *testing.T) (net.PacketConn, net.Listener) {
-	t.Helper()
-	for range 20 {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		l, err := net.Listen("tcp", pc.LocalAddr().String())
-		if err == nil {
-			return pc, l
-		}
-		pc.Close()
-	}
-	t.Fatal("no port of 127.0.0.1 free for both UDP and TCP")
-	return nil, nil
 }
 
 // update makes a new version from the current one and sends NOTIFY to
