@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -106,13 +107,13 @@ func (c *Catalog) Run(ctx context.Context) error {
 // update writes the catalog's records when its members changed.
 func (c *Catalog) update(ctx context.Context) error {
 	cfg := c.cfg.Load()
+	st := newSettings(cfg)
 	if c.keptFor != cfg {
-		if err := c.keepZones(ctx, cfg); err != nil {
+		if err := c.keepZones(ctx, st); err != nil {
 			return err
 		}
 		c.keptFor = cfg
 	}
-	st := newSettings(cfg)
 	zone, members := "", []string(nil)
 	if st.catalog != nil {
 		zone = st.catalog.name
@@ -140,15 +141,11 @@ func (c *Catalog) update(ctx context.Context) error {
 // keepZones makes the configured forward zones permanent and writes their
 // NS records, so that a change of secondaries is a new serial that
 // reaches the secondaries by IXFR.
-func (c *Catalog) keepZones(ctx context.Context, cfg *schema.Config) error {
-	var forward []string
-	for _, z := range cfg.ForwardZones {
-		forward = append(forward, z.Name)
-	}
+func (c *Catalog) keepZones(ctx context.Context, st *settings) error {
+	forward := slices.Collect(maps.Keys(st.forward))
 	if err := c.st.Keep(ctx, forward); err != nil {
 		return err
 	}
-	st := newSettings(cfg)
 	ns := map[string][]store.Record{}
 	for name, zc := range st.forward {
 		for _, host := range zc.ns {

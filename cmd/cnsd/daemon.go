@@ -49,23 +49,36 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 		return err
 	}
 	defer b.Close()
-	follower, err := store.Open(ctx, b, store.Options{}, log)
-	if err != nil {
-		return err
-	}
-	src := &source{}
-	src.cur.Store(follower)
-	dnsSrv := xfr.New(cfg, src, xfr.Options{}, log)
-	apiSrv := api.New(src, dnsSrv, cfg.API.Token, log)
 	conf := &running{}
 	conf.cfg.Store(cfg)
+	src := &source{}
+	var write func(context.Context) error
+	if cfg.Store.Redis == "" {
+		// bbolt's file lock already makes this the only process: the
+		// lease is immediate and there is no writer to follow.
+		st, epoch, err := openWriter(ctx, b, cfg, log)
+		if err != nil {
+			return err
+		}
+		src.cur.Store(st)
+		write = func(ctx context.Context) error { return lead(ctx, b, src, st, epoch, conf, log) }
+	} else {
+		follower, err := store.Open(ctx, b, store.Options{}, log)
+		if err != nil {
+			return err
+		}
+		src.cur.Store(follower)
+		write = func(ctx context.Context) error { return followThenLead(ctx, b, src, follower, conf, log) }
+	}
+	dnsSrv := xfr.New(cfg, src, xfr.Options{}, log)
+	apiSrv := api.New(src, dnsSrv, cfg.API.Token, log)
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return dnsSrv.Run(ctx) })
 	for _, addr := range cfg.API.Listen {
 		g.Go(func() error { return serveHTTP(ctx, addr, apiSrv, log) })
 	}
 	g.Go(func() error { return reloadOnHUP(ctx, hup, path, log, dnsSrv, conf) })
-	g.Go(func() error { return write(ctx, b, src, follower, conf, log) })
+	g.Go(func() error { return write(ctx) })
 	log.Info("cnsd running", "dns", cfg.DNS.Listen, "api", cfg.API.Listen)
 	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
 		return err
@@ -73,34 +86,45 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 	return nil
 }
 
-// write follows the writer's commits while another process holds the
-// lease, then takes the lease and becomes the writer: a store of its own,
-// the maintainer of configured zones, and the lease renewed until ctx
-// ends (then released, so that a standby takes over at once) or lost
-// (then cnsd stops: it must not write any more).
-func write(ctx context.Context, b backend, src *source, follower *store.Store, conf *running, log *slog.Logger) error {
+// followThenLead follows the writer's commits while another process
+// holds the lease, then takes the lease over and leads.
+func followThenLead(ctx context.Context, b backend, src *source, follower *store.Store, conf *running, log *slog.Logger) error {
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	go func() { _ = follower.Follow(followCtx, b) }()
 	go src.follow(followCtx, follower)
 	log.Info("waiting for the writer lease")
-	epoch, err := b.Acquire(ctx)
+	st, epoch, err := openWriter(ctx, b, conf.cfg.Load(), log)
 	stopFollowing()
-	if err != nil {
-		return fmt.Errorf("writer lease: %w", err)
-	}
-	defer func() {
-		if err := b.Release(context.WithoutCancel(ctx), epoch); err != nil {
-			log.Warn("cannot release the writer lease", "err", err)
-		}
-	}()
-	cfg := conf.cfg.Load()
-	st, err := store.Open(ctx, b, store.Options{Epoch: epoch, JournalEntries: cfg.Journal.MaxEntries,
-		JournalBytes: int(cfg.Journal.MaxBytes)}, log)
 	if err != nil {
 		return err
 	}
+	return lead(ctx, b, src, st, epoch, conf, log)
+}
+
+// openWriter takes the writer lease and opens the store that writes
+// with it.
+func openWriter(ctx context.Context, b backend, cfg *schema.Config, log *slog.Logger) (*store.Store, uint64, error) {
+	epoch, err := b.Acquire(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("writer lease: %w", err)
+	}
+	st, err := store.Open(ctx, b, store.Options{Epoch: epoch, JournalEntries: cfg.Journal.MaxEntries,
+		JournalBytes: int(cfg.Journal.MaxBytes)}, log)
+	if err != nil {
+		release(ctx, b, epoch, log)
+		return nil, 0, err
+	}
 	log.Info("writing the store", "epoch", epoch)
-	zones := xfr.NewCatalog(cfg, st, log)
+	return st, epoch, nil
+}
+
+// lead is the writer's work: the store st becomes what readers see, the
+// maintainer of configured zones runs on it, and the lease is renewed
+// until ctx ends (then released, so that a standby takes over at once)
+// or lost (then cnsd stops: it must not write any more).
+func lead(ctx context.Context, b backend, src *source, st *store.Store, epoch uint64, conf *running, log *slog.Logger) error {
+	defer release(ctx, b, epoch, log)
+	zones := xfr.NewCatalog(conf.cfg.Load(), st, log)
 	conf.zones.Store(zones)
 	zones.SetConfig(conf.cfg.Load()) // a reload may have come in between
 	g, ctx := errgroup.WithContext(ctx)
@@ -108,6 +132,12 @@ func write(ctx context.Context, b backend, src *source, follower *store.Store, c
 	g.Go(func() error { return zones.Run(ctx) })
 	g.Go(func() error { return b.Keep(ctx, epoch) })
 	return g.Wait()
+}
+
+func release(ctx context.Context, b backend, epoch uint64, log *slog.Logger) {
+	if err := b.Release(context.WithoutCancel(ctx), epoch); err != nil {
+		log.Warn("cannot release the writer lease", "err", err)
+	}
 }
 
 // openBackend opens Redis when the configuration names it, else the
