@@ -1,7 +1,6 @@
 package feed
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
@@ -14,56 +13,20 @@ import (
 	"github.com/cnsd/cnsd/schema"
 )
 
-// syncBuffer is a log sink tests read while the client writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // ufdsFixture is a mock cloud, its slapd and a client of it.
 type ufdsFixture struct {
 	cloud *mockcloud.Cloud
 	ldap  *ufdstest.Server
 	u     *UFDS
-	log   *syncBuffer
-	clock *fakeClock
+	log   *logBuffer
+	clock *clock
 }
 
 func newUFDSFixture(t *testing.T) *ufdsFixture {
 	t.Helper()
 	c := mockcloud.New(mockcloud.Generate(mockcloud.GenOptions{VMs: 4, Accounts: 4, Servers: 1, Seed: 7}), nil)
 	s := ufdstest.Start(t, c)
-	f := &ufdsFixture{cloud: c, ldap: s, log: &syncBuffer{}, clock: &fakeClock{now: time.Unix(1e9, 0)}}
+	f := &ufdsFixture{cloud: c, ldap: s, log: &logBuffer{}, clock: &clock{t: time.Unix(1e9, 0)}}
 	cfg := schema.UFDSConfig{Endpoint: schema.Endpoint{URL: s.URL}, BindDN: ufdstest.RootDN,
 		BindPassword: ufdstest.Password, CacheTime: time.Hour}
 	f.u = NewUFDS(cfg, slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug})))

@@ -73,26 +73,26 @@ func (s *vmSinkRecorder) isGone(uuid string) bool {
 	return slices.Contains(s.gone, uuid)
 }
 
-// vmLogBuffer collects log output from several goroutines.
-type vmLogBuffer struct {
+// logBuffer collects log output from several goroutines for tests to read.
+type logBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (b *vmLogBuffer) Write(p []byte) (int, error) {
+func (b *logBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Write(p)
 }
 
-func (b *vmLogBuffer) String() string {
+func (b *logBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
 
 // lines returns the log lines containing every one of parts.
-func (b *vmLogBuffer) lines(parts ...string) []string {
+func (b *logBuffer) lines(parts ...string) []string {
 	var out []string
 	for l := range strings.Lines(b.String()) {
 		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(l, p) }) {
@@ -130,7 +130,7 @@ func vmapiTestConfig(url string) VMAPIConfig {
 
 // startVMAPI serves h on 127.0.0.1 and runs a follower of it until the
 // test ends.
-func startVMAPI(t *testing.T, h http.Handler, tune func(*VMAPIConfig)) (*vmSinkRecorder, *vmLogBuffer) {
+func startVMAPI(t *testing.T, h http.Handler, tune func(*VMAPIConfig)) (*vmSinkRecorder, *logBuffer) {
 	t.Helper()
 	sink := &vmSinkRecorder{}
 	logs := runVMAPI(t, h, sink, tune)
@@ -139,7 +139,7 @@ func startVMAPI(t *testing.T, h http.Handler, tune func(*VMAPIConfig)) (*vmSinkR
 
 // runVMAPI serves h on 127.0.0.1 and runs a follower of it into sink until
 // the test ends.
-func runVMAPI(t *testing.T, h http.Handler, sink VMSink, tune func(*VMAPIConfig)) *vmLogBuffer {
+func runVMAPI(t *testing.T, h http.Handler, sink VMSink, tune func(*VMAPIConfig)) *logBuffer {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -147,7 +147,7 @@ func runVMAPI(t *testing.T, h http.Handler, sink VMSink, tune func(*VMAPIConfig)
 	if tune != nil {
 		tune(&cfg)
 	}
-	logs := &vmLogBuffer{}
+	logs := &logBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
