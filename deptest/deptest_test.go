@@ -26,6 +26,8 @@ var rules = []rule{
 		why: "readers learn about new data from the store only"},
 	{pkg: "feed", deny: []string{"xfr", "api", "store"},
 		why: "feed is upstream of the store and its readers"},
+	{pkg: "pipeline", deny: []string{"xfr", "api"},
+		why: "the pipeline writes the store; readers learn from the store"},
 	{pkg: "cmd/cnsadm", restrict: true, allow: []string{"api/client", "schema", "zonegen"},
 		why: "cnsadm talks to cnsd only through api/client (zonegen for previews)"},
 	{pkg: "mockcloud", restrict: true, stdOnly: true,

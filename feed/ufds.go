@@ -194,3 +194,11 @@ func (u *UFDS) invalidateAll() []string {
 	slices.Sort(uuids)
 	return uuids
 }
+
+// SetPollInterval sets how often Watch reads the changelog when it is
+// idle (default 5 s). Call it before Watch.
+func (u *UFDS) SetPollInterval(d time.Duration) {
+	if d > 0 {
+		u.pollEvery = d
+	}
+}

@@ -79,6 +79,33 @@ func (b *Batcher) Add(c zonegen.Contribution) {
 	}
 }
 
+// AddAll queues every contribution of cs under one lock, so that a
+// complete listing is taken by one commit: one serial, not one per
+// maxDelay. Unresolved contributions are ignored, as by Add.
+func (b *Batcher) AddAll(cs []zonegen.Contribution) {
+	b.mu.Lock()
+	now, added := b.now(), false
+	for _, c := range cs {
+		if c.Unresolved {
+			continue
+		}
+		if len(b.pending) == 0 {
+			b.first = now
+		}
+		b.pending[c.VM], added = c, true
+	}
+	if added {
+		b.last = now
+	}
+	b.mu.Unlock()
+	if added {
+		select {
+		case b.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // Pending returns how many VMs wait to be committed.
 func (b *Batcher) Pending() int {
 	b.mu.Lock()

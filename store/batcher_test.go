@@ -103,3 +103,23 @@ func TestBatcherRetries(t *testing.T) {
 		t.Errorf("records after the retry = %d, want 2", s.Snapshot(zone).Len())
 	}
 }
+
+func TestBatcherAddAllIsOneCommit(t *testing.T) {
+	s, _ := open(t, NewMemory(), Options{})
+	// maxDelay would cut a burst of single Adds; AddAll is taken whole.
+	b := NewBatcher(s, time.Millisecond, time.Nanosecond, nil)
+	w := s.Watch()
+	runBatcher(t, b)
+	var cs []zonegen.Contribution
+	for i := range 500 {
+		vm := fmt.Sprintf("vm%03d", i)
+		cs = append(cs, contrib(vm, map[string][]Record{zone: {a(vm+".example.com.", "10.0.0.1", vm)}}))
+	}
+	cs = append(cs, zonegen.Contribution{VM: "unresolved", Unresolved: true})
+	b.AddAll(cs)
+	waitWatch(t, w)
+	snap := s.Snapshot(zone)
+	if snap.Len() != 500 || len(snap.journal) != 1 {
+		t.Errorf("after AddAll: %d records over %d serials, want 500 over 1", snap.Len(), len(snap.journal))
+	}
+}

@@ -133,3 +133,8 @@ func sortInts(s []int) {
 		}
 	}
 }
+
+// IsAdminNIC reports whether nic is never published: an admin NIC
+// (nic_tag admin or admin_rack_*, untagged) or a manta NIC. Its network
+// need not be known to name the VM.
+func IsAdminNIC(nic *NIC) bool { return isAdminNIC(nic) }

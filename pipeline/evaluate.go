@@ -1,0 +1,89 @@
+package pipeline
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cnsd/cnsd/hysteresis"
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// evaluate decides st's records at now. ok is false when a lookup failed:
+// the VM keeps what it published and is retried.
+func (p *Pipeline) evaluate(ctx context.Context, st *vmState, now time.Time, memo *lookups) (c zonegen.Contribution, ok bool) {
+	v, why := p.resolve(ctx, st.vm, memo)
+	var d zonegen.Decision
+	if why != nil {
+		d = zonegen.Decision{Unresolved: true, Reasons: []zonegen.Reason{*why}}
+	} else {
+		d = zonegen.Decide(&v, p.settings.Decide, now)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st.evaluated = now
+	if d.Unresolved {
+		st.decision = d
+		p.retry[st.vm.UUID] = true
+		return zonegen.Contribution{}, false
+	}
+	delete(p.retry, st.vm.UUID)
+	p.damp(now, st, &d)
+	c = p.gen.Generate(&v, &d)
+	st.decision, st.notes = d, c.Notes
+	return c, true
+}
+
+// damp reports the VM's status in each of its services to the hysteresis
+// tracker and keeps it listed where a self-removal has not taken effect.
+// The caller holds mu.
+func (p *Pipeline) damp(now time.Time, st *vmState, d *zonegen.Decision) {
+	uuid, owner := st.vm.UUID, strings.ToLower(st.vm.OwnerUUID)
+	var keys []string
+	for i := range d.Services {
+		name := d.Services[i].Name
+		key := owner + "/" + name
+		if slices.Contains(keys, key) {
+			continue
+		}
+		switch {
+		case d.Services[i].Listed:
+			p.tracker.Set(now, key, uuid, hysteresis.Up)
+		case d.SelfRemoval && d.Instance:
+			if !slices.Contains(st.services, key) && p.published(uuid, name) {
+				// Published before this process knew it (a restart, a
+				// new policy): its removal is damped from now.
+				p.tracker.Set(now, key, uuid, hysteresis.Up)
+			}
+			if p.tracker.Set(now, key, uuid, hysteresis.SelfDown) {
+				for d.Hold(name) {
+				}
+			}
+		default:
+			p.tracker.Set(now, key, uuid, hysteresis.Gone)
+			continue
+		}
+		keys = append(keys, key)
+	}
+	for _, key := range st.services {
+		if !slices.Contains(keys, key) {
+			p.tracker.Set(now, key, uuid, hysteresis.Gone)
+		}
+	}
+	st.services = keys
+}
+
+// published reports whether the store holds records of vm under service
+// name: whether the VM is listed in it as far as clients can tell.
+func (p *Pipeline) published(vm, name string) bool {
+	prefix := strings.ToLower(name) + ".svc."
+	for _, z := range p.cfg.Store.Contribution(vm).Zones {
+		for _, r := range z.Records {
+			if strings.HasPrefix(r.Name, prefix) || strings.Contains(r.Name, "."+prefix) {
+				return true
+			}
+		}
+	}
+	return false
+}

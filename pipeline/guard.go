@@ -1,0 +1,211 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// The causes of bulk changes the mass-deletion guard watches.
+const (
+	CauseRelist       = "re-list"       // VMs a complete listing left out or changed
+	CauseComputeNodes = "compute-nodes" // VMs of compute nodes whose state changed
+)
+
+// ErrNoHold is returned by Confirm when nothing is held for the cause.
+var ErrNoHold = errors.New("no mass deletion is held")
+
+// Hold is a mass deletion waiting for an operator or for its condition to
+// clear.
+type Hold struct {
+	Cause string    `json:"cause"`
+	Since time.Time `json:"since"`
+	// VMs are the VMs whose new records wait, sorted.
+	VMs []string `json:"vms"`
+	// Zones are the zones the held change would remove too much of.
+	Zones []HeldZone `json:"zones"`
+}
+
+// HeldZone is one zone a held change would shrink.
+type HeldZone struct {
+	Zone    string `json:"zone"`
+	Removed int    `json:"removed"` // records the held change removes
+	Records int    `json:"records"` // records the zone has now
+}
+
+// hold is the guard's state for one cause.
+type hold struct {
+	cause string
+	since time.Time
+	// held are the contributions waiting, by VM; an empty one removes
+	// a VM that is gone.
+	held  map[string]zonegen.Contribution
+	zones []HeldZone
+}
+
+// guard sends the contributions of a bulk change to the store unless they
+// and what is already held for cause remove more than the allowed share
+// of a zone; replace drops what was held before (a complete re-list is
+// the whole picture). The caller holds mu.
+func (p *Pipeline) guard(now time.Time, cause string, cs []zonegen.Contribution, replace bool) {
+	h := p.holds[cause]
+	if h == nil || replace {
+		old := h
+		h = &hold{cause: cause, since: now, held: map[string]zonegen.Contribution{}}
+		if old != nil {
+			h.since, h.zones = old.since, old.zones
+		}
+		p.holds[cause] = h
+	}
+	for _, c := range cs {
+		h.held[c.VM] = c
+	}
+	p.settle(h, now)
+}
+
+// settle commits the contributions of h that the guard lets through and
+// keeps the rest; a hold left with nothing is deleted. The caller holds mu.
+func (p *Pipeline) settle(h *hold, now time.Time) {
+	removed, byVM := p.removals(h.held)
+	var over []HeldZone
+	for _, zone := range slices.Sorted(maps.Keys(removed)) {
+		size := 0
+		if snap := p.cfg.Store.Snapshot(zone); snap != nil {
+			size = snap.Len()
+		}
+		n := removed[zone]
+		if n >= p.settings.MassDeleteMin && float64(n) > p.settings.MassDeleteShare*float64(size) {
+			over = append(over, HeldZone{Zone: zone, Removed: n, Records: size})
+		}
+	}
+	var pass []zonegen.Contribution
+	for vm, c := range h.held {
+		if !removesFrom(byVM[vm], over) {
+			pass = append(pass, c)
+			delete(h.held, vm)
+		}
+	}
+	p.out.AddAll(pass)
+	if len(h.held) == 0 {
+		if len(h.zones) > 0 {
+			p.log.Info("mass deletion no longer held: the condition cleared", "cause", h.cause, "since", h.since)
+		}
+		delete(p.holds, h.cause)
+		return
+	}
+	if !slices.Equal(h.zones, over) {
+		p.log.Warn("mass deletion held: confirm it or wait for the condition to clear",
+			"cause", h.cause, "vms", len(h.held), "zones", describe(over), "share", p.settings.MassDeleteShare)
+	}
+	if len(h.zones) == 0 {
+		h.since = now
+	}
+	h.zones = over
+}
+
+// removals counts, per zone, the records the contributions would remove
+// from what their VMs have in the store, in total and per VM.
+func (p *Pipeline) removals(cs map[string]zonegen.Contribution) (map[string]int, map[string]map[string]int) {
+	total, byVM := map[string]int{}, map[string]map[string]int{}
+	for vm, c := range cs {
+		old := p.cfg.Store.Contribution(vm)
+		for _, z := range old.Zones {
+			n := countMissing(z.Records, c.Records(z.Zone))
+			if n == 0 {
+				continue
+			}
+			if byVM[vm] == nil {
+				byVM[vm] = map[string]int{}
+			}
+			byVM[vm][z.Zone] = n
+			total[z.Zone] += n
+		}
+	}
+	return total, byVM
+}
+
+// countMissing counts the records of old (sorted) that new (sorted) lacks.
+func countMissing(old, new []zonegen.Record) int {
+	n, j := 0, 0
+	for _, r := range old {
+		for j < len(new) && new[j].CompareRR(r) < 0 {
+			j++
+		}
+		if j == len(new) || new[j].CompareRR(r) != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func removesFrom(byZone map[string]int, over []HeldZone) bool {
+	for _, z := range over {
+		if byZone[z.Zone] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func describe(zones []HeldZone) string {
+	parts := make([]string, len(zones))
+	for i, z := range zones {
+		parts[i] = fmt.Sprintf("%s: %d of %d records", z.Zone, z.Removed, z.Records)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// release takes vm out of every hold, for a change that settles it
+// (destroyed, or changed again): the caller sends its new contribution.
+// The caller holds mu.
+func (p *Pipeline) release(vm string, now time.Time) {
+	for _, h := range p.holds {
+		if _, ok := h.held[vm]; ok {
+			delete(h.held, vm)
+			p.settle(h, now)
+		}
+	}
+}
+
+// Holds lists the mass deletions held now, by cause.
+func (p *Pipeline) Holds() []Hold {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Hold, 0, len(p.holds))
+	for _, cause := range slices.Sorted(maps.Keys(p.holds)) {
+		h := p.holds[cause]
+		out = append(out, Hold{Cause: cause, Since: h.since, VMs: slices.Sorted(maps.Keys(h.held)),
+			Zones: slices.Clone(h.zones)})
+	}
+	return out
+}
+
+// Confirm lets the mass deletion held for cause take effect: an operator
+// has checked that the VMs are really gone. It returns ErrNoHold when
+// nothing is held for cause.
+func (p *Pipeline) Confirm(cause string) error {
+	p.mu.Lock()
+	_, ok := p.holds[cause]
+	p.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w for %q", ErrNoHold, cause)
+	}
+	p.queue.push(event{confirm: cause})
+	return nil
+}
+
+// confirm commits everything held for cause; the caller holds mu.
+func (p *Pipeline) confirm(cause string) {
+	h := p.holds[cause]
+	if h == nil {
+		return
+	}
+	p.log.Warn("mass deletion confirmed by an operator", "cause", cause, "vms", len(h.held), "zones", describe(h.zones))
+	p.out.AddAll(slices.Collect(maps.Values(h.held)))
+	delete(p.holds, cause)
+}

@@ -1,0 +1,243 @@
+package pipeline
+
+import (
+	"context"
+	"time"
+
+	"github.com/cnsd/cnsd/feed"
+	"github.com/cnsd/cnsd/hysteresis"
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// loop is Run's worker: the one goroutine that changes the pipeline.
+func (p *Pipeline) loop(ctx context.Context) error {
+	retry := time.NewTicker(p.cfg.RetryInterval)
+	defer retry.Stop()
+	due := time.NewTimer(time.Hour)
+	defer due.Stop()
+	for {
+		p.arm(due)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-p.queue.kick:
+			for _, e := range p.queue.take() {
+				p.apply(ctx, e)
+			}
+			p.queue.done()
+		case <-due.C:
+			p.advance(ctx)
+		case <-retry.C:
+			p.retryUnresolved(ctx)
+		}
+	}
+}
+
+// arm sets the timer for the next self-removal that falls due.
+func (p *Pipeline) arm(t *time.Timer) {
+	now := p.cfg.Clock()
+	next, ok := p.tracker.NextDue(now)
+	if !ok {
+		t.Stop()
+		return
+	}
+	t.Reset(max(next.Sub(now), 0))
+}
+
+func (p *Pipeline) apply(ctx context.Context, e event) {
+	switch {
+	case e.listing != nil:
+		p.applyListing(ctx, *e.listing)
+	case e.changed != nil:
+		p.applyChanged(ctx, *e.changed)
+	case e.gone != "":
+		p.applyGone(e.gone)
+	case e.servers != nil:
+		p.applyServers(ctx, e.servers)
+	case e.account != "":
+		p.reevaluate(ctx, p.vmsOf(p.byOwner, []string{e.account}))
+	case e.settings != nil:
+		p.applySettings(ctx, *e.settings)
+	case e.confirm != "":
+		p.mu.Lock()
+		p.confirm(e.confirm)
+		p.mu.Unlock()
+	case e.tick:
+		p.advance(ctx)
+	}
+}
+
+func (p *Pipeline) applyChanged(ctx context.Context, vm zonegen.VM) {
+	p.mu.Lock()
+	st := p.put(vm)
+	p.mu.Unlock()
+	now := p.cfg.Clock()
+	c, ok := p.evaluate(ctx, st, now, newLookups())
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	p.release(vm.UUID, now)
+	p.mu.Unlock()
+	p.out.Add(c)
+}
+
+func (p *Pipeline) applyGone(uuid string) {
+	now := p.cfg.Clock()
+	p.mu.Lock()
+	p.drop(uuid, now)
+	p.release(uuid, now)
+	p.mu.Unlock()
+	p.out.Add(zonegen.Contribution{VM: uuid})
+}
+
+// applyServers evaluates the VMs of compute nodes whose state changed,
+// behind the mass-deletion guard: a CNAPI that reports every node down is
+// more often broken than right.
+func (p *Pipeline) applyServers(ctx context.Context, servers []string) {
+	now := p.cfg.Clock()
+	cs := p.evaluateAll(ctx, p.vmsOf(p.byServer, servers), now, "")
+	p.mu.Lock()
+	p.guard(now, CauseComputeNodes, cs, false)
+	p.mu.Unlock()
+}
+
+// reevaluate evaluates VMs again and sends their records to the store.
+func (p *Pipeline) reevaluate(ctx context.Context, vms []*vmState) {
+	p.out.AddAll(p.evaluateAll(ctx, vms, p.cfg.Clock(), ""))
+}
+
+// evaluateAll evaluates vms at now with one lookup memo and returns the
+// contributions of those that resolved. A non-empty what logs progress.
+func (p *Pipeline) evaluateAll(ctx context.Context, vms []*vmState, now time.Time, what string) []zonegen.Contribution {
+	memo := newLookups()
+	prog := newProgress(p, what, len(vms))
+	cs := make([]zonegen.Contribution, 0, len(vms))
+	for i, st := range vms {
+		if ctx.Err() != nil {
+			break
+		}
+		if c, ok := p.evaluate(ctx, st, now, memo); ok {
+			cs = append(cs, c)
+		}
+		prog.step(i + 1)
+	}
+	prog.end(len(cs))
+	return cs
+}
+
+// vmsOf returns the VMs that x lists under any of keys.
+func (p *Pipeline) vmsOf(x index, keys []string) []*vmState {
+	var out []*vmState
+	for _, k := range keys {
+		for uuid := range x[k] {
+			out = append(out, p.vms[uuid])
+		}
+	}
+	return out
+}
+
+// advance applies the self-removals that fell due and evaluates their
+// VMs again.
+func (p *Pipeline) advance(ctx context.Context) {
+	now := p.cfg.Clock()
+	p.mu.Lock()
+	removals := p.tracker.Advance(now)
+	var vms []*vmState
+	seen := map[string]bool{}
+	for _, r := range removals {
+		if st := p.vms[r.Member]; st != nil && !seen[r.Member] {
+			seen[r.Member] = true
+			vms = append(vms, st)
+			p.log.Info("self-removal took effect", "service", r.Service, "vm", r.Member,
+				"requested", r.Requested, "waited", r.At.Sub(r.Requested))
+		}
+	}
+	p.mu.Unlock()
+	p.reevaluate(ctx, vms)
+}
+
+// retryUnresolved evaluates again the VMs whose lookups failed.
+func (p *Pipeline) retryUnresolved(ctx context.Context) {
+	p.mu.Lock()
+	vms := make([]*vmState, 0, len(p.retry))
+	for uuid := range p.retry {
+		if st := p.vms[uuid]; st != nil {
+			vms = append(vms, st)
+		}
+	}
+	p.mu.Unlock()
+	if len(vms) > 0 {
+		p.reevaluate(ctx, vms)
+	}
+}
+
+// applySettings switches to new settings and evaluates every VM again.
+func (p *Pipeline) applySettings(ctx context.Context, s Settings) {
+	s = withDefaults(s)
+	p.mu.Lock()
+	if s.Hysteresis != p.settings.Hysteresis {
+		p.tracker = hysteresis.New(s.Hysteresis)
+		for _, st := range p.vms {
+			st.services = nil
+		}
+	}
+	p.settings, p.gen = s, zonegen.NewGenerator(s.Naming)
+	vms := make([]*vmState, 0, len(p.vms))
+	for _, st := range p.vms {
+		vms = append(vms, st)
+	}
+	p.mu.Unlock()
+	p.reevaluate(ctx, vms)
+}
+
+// applyListing makes a complete listing the truth: listed VMs are
+// evaluated, VMs it leaves out are removed, and the whole change goes
+// through the mass-deletion guard.
+func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing) {
+	now := p.cfg.Clock()
+	present := make(map[string]bool, len(l.VMs)+len(l.Unreadable))
+	for _, uuid := range l.Unreadable {
+		present[uuid] = true
+	}
+	vms := make([]*vmState, 0, len(l.VMs))
+	p.mu.Lock()
+	for _, vm := range l.VMs {
+		present[vm.UUID] = true
+		vms = append(vms, p.put(vm))
+	}
+	p.mu.Unlock()
+	cs := p.evaluateAll(ctx, vms, now, "listing")
+	if ctx.Err() != nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, uuid := range p.absent(present) {
+		p.drop(uuid, now)
+		cs = append(cs, zonegen.Contribution{VM: uuid})
+	}
+	p.guard(now, CauseRelist, cs, true)
+}
+
+// absent lists the VMs known here or in the store that present lacks;
+// the caller holds mu.
+func (p *Pipeline) absent(present map[string]bool) []string {
+	var out []string
+	seen := map[string]bool{}
+	for uuid := range p.vms {
+		if !present[uuid] {
+			out, seen[uuid] = append(out, uuid), true
+		}
+	}
+	for _, uuid := range p.cfg.Store.Sources() {
+		if isUUID(uuid) && !present[uuid] && !seen[uuid] {
+			out = append(out, uuid)
+		}
+	}
+	return out
+}
+
+// Tick applies the self-removals due at the pipeline's clock now: for
+// tests that drive the clock; Run arms a timer for them otherwise.
+func (p *Pipeline) Tick() { p.queue.push(event{tick: true}) }

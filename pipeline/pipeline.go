@@ -1,0 +1,178 @@
+package pipeline
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cnsd/cnsd/feed"
+	"github.com/cnsd/cnsd/hysteresis"
+	"github.com/cnsd/cnsd/schema"
+	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/zonegen"
+	"golang.org/x/sync/errgroup"
+)
+
+// Owners looks up accounts: feed.UFDS. An error wrapping feed.ErrNoAccount
+// means UFDS answered that there is no such account; any other error is an
+// outage and the VM keeps its records.
+type Owners interface {
+	User(ctx context.Context, uuid string) (zonegen.Account, error)
+}
+
+// Servers looks up compute nodes: feed.CNAPI. false means the server is not
+// known (yet), and its VMs keep their records.
+type Servers interface {
+	Server(uuid string) (zonegen.Server, bool)
+}
+
+// Networks looks up NAPI networks with their pools and repairs NICs that
+// lack a network: feed.NAPI. Errors wrapping feed.ErrNotFound are NAPI's
+// answer; others are outages.
+type Networks interface {
+	Network(ctx context.Context, uuid string) (zonegen.Network, error)
+	RepairNIC(ctx context.Context, nic zonegen.NIC) (zonegen.NIC, error)
+}
+
+// Settings are the parts of the configuration the pipeline applies; they
+// can change at run time (SetSettings).
+type Settings struct {
+	Naming     zonegen.Config
+	Decide     zonegen.DecideOptions
+	Hysteresis hysteresis.Policy
+	// MassDeleteShare is the largest share of a zone's records a re-list
+	// or a compute-node change may remove without an operator's
+	// confirmation; MassDeleteMin the fewest records a held removal has,
+	// so that one VM leaving a small zone is never held.
+	MassDeleteShare float64
+	MassDeleteMin   int
+	// CoalesceWindow and CoalesceMaxDelay turn bursts into one serial
+	// (store.NewBatcher).
+	CoalesceWindow, CoalesceMaxDelay time.Duration
+}
+
+// DefaultMassDeleteMin is the fewest records a held mass deletion removes.
+const DefaultMassDeleteMin = 10
+
+// SettingsFrom takes the pipeline's settings from a validated configuration.
+func SettingsFrom(c *schema.Config) Settings {
+	return Settings{
+		Naming: zonegen.ConfigFrom(c),
+		Decide: zonegen.DecideOptionsFrom(c),
+		Hysteresis: hysteresis.Policy{Window: c.Hysteresis.Window, Divisor: c.Hysteresis.Divisor,
+			LastMemberDelay: c.Hysteresis.LastMemberDelay},
+		MassDeleteShare:  c.MassDeleteShare,
+		MassDeleteMin:    DefaultMassDeleteMin,
+		CoalesceWindow:   c.Coalesce.Window,
+		CoalesceMaxDelay: c.Coalesce.MaxDelay,
+	}
+}
+
+// Config is what New needs. Store, Owners, Servers and Networks are
+// required.
+type Config struct {
+	Store    *store.Store
+	Owners   Owners
+	Servers  Servers
+	Networks Networks
+	Settings Settings
+	// RetryInterval is how often VMs whose lookups failed are tried
+	// again (default 30 s); LookupTimeout bounds the lookups of one VM
+	// (default 10 s).
+	RetryInterval, LookupTimeout time.Duration
+	// Progress is how often a long listing logs how far it got (default
+	// 10 s).
+	Progress time.Duration
+	Clock    func() time.Time // default time.Now
+	Logger   *slog.Logger
+}
+
+// Pipeline applies feed changes to the store. Its feed-facing methods
+// (Listing, Changed, Gone, ServersChanged, AccountChanged) only queue
+// work and never block; Run does the work. The inspection methods (VM,
+// Pending, Holds) are safe from any goroutine.
+type Pipeline struct {
+	cfg   Config
+	log   *slog.Logger
+	out   *store.Batcher
+	queue queue
+
+	// mu guards the state below. Only Run's goroutine changes it; it
+	// holds mu while it does and reads without it, other goroutines read
+	// with it.
+	mu       sync.Mutex
+	settings Settings
+	gen      *zonegen.Generator
+	tracker  *hysteresis.Tracker
+	vms      map[string]*vmState
+	byOwner  index
+	byServer index
+	retry    map[string]bool // VMs whose lookups failed
+	holds    map[string]*hold
+}
+
+var _ feed.VMSink = (*Pipeline)(nil)
+
+// New returns a Pipeline writing to cfg.Store. It panics on an invalid
+// hysteresis policy: the configuration is validated when it is loaded.
+func New(cfg Config) *Pipeline {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.RetryInterval <= 0 {
+		cfg.RetryInterval = 30 * time.Second
+	}
+	if cfg.LookupTimeout <= 0 {
+		cfg.LookupTimeout = 10 * time.Second
+	}
+	if cfg.Progress <= 0 {
+		cfg.Progress = 10 * time.Second
+	}
+	s := withDefaults(cfg.Settings)
+	log := cfg.Logger.With("component", "pipeline")
+	return &Pipeline{
+		cfg: cfg, log: log, settings: s,
+		out:     store.NewBatcher(cfg.Store, s.CoalesceWindow, s.CoalesceMaxDelay, cfg.Logger),
+		queue:   newQueue(),
+		gen:     zonegen.NewGenerator(s.Naming),
+		tracker: hysteresis.New(s.Hysteresis),
+		vms:     map[string]*vmState{}, byOwner: index{}, byServer: index{},
+		retry: map[string]bool{}, holds: map[string]*hold{},
+	}
+}
+
+func withDefaults(s Settings) Settings {
+	if s.Hysteresis == (hysteresis.Policy{}) {
+		s.Hysteresis = hysteresis.DefaultPolicy()
+	}
+	if s.Decide == (zonegen.DecideOptions{}) {
+		s.Decide = zonegen.DefaultDecideOptions()
+	}
+	if s.MassDeleteShare <= 0 || s.MassDeleteShare > 1 {
+		s.MassDeleteShare = 0.25
+	}
+	if s.MassDeleteMin <= 0 {
+		s.MassDeleteMin = DefaultMassDeleteMin
+	}
+	return s
+}
+
+// Run applies queued changes, due self-removals and lookup retries until
+// ctx ends; it also runs the batcher that commits to the store.
+func (p *Pipeline) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return p.out.Run(ctx) })
+	g.Go(func() error { return p.loop(ctx) })
+	return g.Wait()
+}
+
+// Flush commits everything applied so far: for tests and for a clean stop.
+func (p *Pipeline) Flush(ctx context.Context) error { return p.out.Flush(ctx) }
+
+// Idle reports whether no change waits to be applied or committed.
+func (p *Pipeline) Idle() bool { return p.queue.empty() && p.out.Pending() == 0 }

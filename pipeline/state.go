@@ -1,0 +1,97 @@
+package pipeline
+
+import (
+	"time"
+
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// vmState is what the pipeline keeps of one VM between changes: enough to
+// evaluate it again when its owner, compute node or a self-removal
+// changes, and to explain its records.
+type vmState struct {
+	vm zonegen.VM
+	// services are the hysteresis keys (owner/service) the VM is a
+	// member of.
+	services  []string
+	decision  zonegen.Decision
+	notes     []zonegen.Reason
+	evaluated time.Time
+}
+
+// index maps an owner or server uuid to the VMs that have it.
+type index map[string]map[string]struct{}
+
+func (x index) add(key, vm string) {
+	if key == "" {
+		return
+	}
+	set := x[key]
+	if set == nil {
+		set = map[string]struct{}{}
+		x[key] = set
+	}
+	set[vm] = struct{}{}
+}
+
+func (x index) remove(key, vm string) {
+	if set := x[key]; set != nil {
+		delete(set, vm)
+		if len(set) == 0 {
+			delete(x, key)
+		}
+	}
+}
+
+// put records vm as it is now, keeping its hysteresis membership; the
+// caller holds mu.
+func (p *Pipeline) put(vm zonegen.VM) *vmState {
+	st := p.vms[vm.UUID]
+	if st == nil {
+		st = &vmState{}
+		p.vms[vm.UUID] = st
+	} else {
+		p.byOwner.remove(st.vm.OwnerUUID, vm.UUID)
+		p.byServer.remove(st.vm.ServerUUID, vm.UUID)
+	}
+	st.vm = vm
+	p.byOwner.add(vm.OwnerUUID, vm.UUID)
+	p.byServer.add(vm.ServerUUID, vm.UUID)
+	return st
+}
+
+// drop forgets a VM; the caller holds mu.
+func (p *Pipeline) drop(uuid string, now time.Time) {
+	st := p.vms[uuid]
+	if st == nil {
+		return
+	}
+	p.byOwner.remove(st.vm.OwnerUUID, uuid)
+	p.byServer.remove(st.vm.ServerUUID, uuid)
+	delete(p.vms, uuid)
+	delete(p.retry, uuid)
+	p.tracker.Forget(now, uuid)
+}
+
+// isUUID reports whether s has the shape of a UUID, which tells a VM's
+// records in the store from the ones other sources (the catalog zone,
+// the configured NS records) wrote.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
