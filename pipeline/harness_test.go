@@ -66,7 +66,7 @@ func (b *logBuffer) String() string {
 // world is a simulated cloud (HTTP APIs and a real slapd), the real feed
 // clients following it, a pipeline and the store it writes.
 type world struct {
-	t      *testing.T
+	t      testing.TB
 	cloud  *mockcloud.Cloud
 	http   *httptest.Server
 	ldap   *ufdstest.Server
@@ -82,24 +82,32 @@ type world struct {
 // startWorld runs everything over fixture f with settings s; the
 // pipeline's clock starts at the wall clock's now and moves only when the
 // test moves it.
-func startWorld(t *testing.T, f *mockcloud.Fixture, s Settings) *world {
+func startWorld(t testing.TB, f *mockcloud.Fixture, s Settings) *world {
 	t.Helper()
-	w := &world{t: t, cloud: mockcloud.New(f, nil), logs: &logBuffer{},
-		clock: &clock{t: time.Now()}}
-	w.http = httptest.NewServer(w.cloud.Handler())
-	t.Cleanup(w.http.Close)
-	w.ldap = ufdstest.Start(t, w.cloud)
-	log := slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	st, err := store.Open(context.Background(), store.NewMemory(), store.Options{}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.store = st
-	w.start(s, log)
+	w := newWorld(t, f)
+	w.start(s, store.NewMemory())
 	return w
 }
 
-func (w *world) start(s Settings, log *slog.Logger) {
+// newWorld starts the simulated cloud only.
+func newWorld(t testing.TB, f *mockcloud.Fixture) *world {
+	w := &world{t: t, cloud: mockcloud.New(f, nil), logs: &logBuffer{}, clock: &clock{t: time.Now()}}
+	w.http = httptest.NewServer(w.cloud.Handler())
+	t.Cleanup(w.http.Close)
+	w.ldap = ufdstest.Start(t, w.cloud)
+	return w
+}
+
+// start opens a store over b and runs the feeds and a pipeline writing to
+// it until the test ends or stop.
+func (w *world) start(s Settings, b store.Backend) {
+	w.t.Helper()
+	log := slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	st, err := store.Open(context.Background(), b, store.Options{}, log)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.store = st
 	ufds := feed.NewUFDS(schema.UFDSConfig{Endpoint: schema.Endpoint{URL: w.ldap.URL}, BindDN: ufdstest.RootDN,
 		BindPassword: ufdstest.Password, CacheTime: time.Hour}, log)
 	ufds.SetPollInterval(20 * time.Millisecond)
@@ -199,7 +207,7 @@ func tail(s string, n int) string {
 
 // toView builds zonegen types from the cloud's own JSON shapes, the way
 // an oracle independent of the feed clients reads them.
-func toVM(t *testing.T, v mockcloud.VM) zonegen.VM {
+func toVM(t testing.TB, v mockcloud.VM) zonegen.VM {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {

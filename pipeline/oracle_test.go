@@ -13,7 +13,7 @@ import (
 // feeds, the pipeline or the store: the decisions at now and the record
 // generator over the cloud's own objects, with no damping. It returns the
 // same shape as world.records.
-func oracle(t *testing.T, f *mockcloud.Fixture, s Settings, now time.Time) map[string][]string {
+func oracle(t testing.TB, f *mockcloud.Fixture, s Settings, now time.Time) map[string][]string {
 	t.Helper()
 	s = withDefaults(s)
 	gen := zonegen.NewGenerator(s.Naming)

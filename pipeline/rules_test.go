@@ -115,7 +115,7 @@ func (w *world) waitOracle(s Settings) {
 	})
 }
 
-func must[T any](t *testing.T) func(T, error) T {
+func must[T any](t testing.TB) func(T, error) T {
 	return func(v T, err error) T {
 		t.Helper()
 		if err != nil {
