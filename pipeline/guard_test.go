@@ -1,0 +1,109 @@
+package pipeline
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cnsd/cnsd/mockcloud"
+	"github.com/cnsd/cnsd/store"
+)
+
+func TestRelistRemovesVMsDestroyedMeanwhile(t *testing.T) {
+	s := rulesSettings()
+	w := newWorld(t, rulesFixture())
+	b := store.NewMemory()
+	w.start(s, b)
+	w.waitOracle(s)
+	w.stop()
+	// One VM of five goes while nothing follows the changefeed: less
+	// than the guard's share, so the re-list at the next start removes it.
+	must[mockcloud.VM](t)(w.cloud.DestroyVM(bobVM))
+	w.start(s, b)
+	w.waitOracle(s)
+	if h := w.p.Holds(); len(h) != 0 {
+		t.Errorf("Holds() = %+v, want none", h)
+	}
+}
+
+func TestRelistMassDeletionHeldUntilConfirmed(t *testing.T) {
+	s := rulesSettings()
+	w := newWorld(t, rulesFixture())
+	b := store.NewMemory()
+	w.start(s, b)
+	w.waitOracle(s)
+	before := w.records()
+	w.stop()
+	for _, id := range []string{web1, web2, db1} {
+		must[mockcloud.VM](t)(w.cloud.DestroyVM(id))
+	}
+	w.start(s, b)
+	w.waitFor("a held re-list", func() bool { return len(w.p.Holds()) == 1 && w.p.Idle() })
+	h := w.p.Holds()[0]
+	if h.Cause != CauseRelist || !slices.Equal(h.VMs, []string{web1, web2, db1}) || len(h.Zones) == 0 {
+		t.Fatalf("hold = %+v, want the re-list of web1, web2 and db1", h)
+	}
+	for _, z := range h.Zones {
+		if z.Removed*4 <= z.Records {
+			t.Errorf("zone %s held with %d of %d records removed: not over 25%%", z.Zone, z.Removed, z.Records)
+		}
+	}
+	if got := w.records(); !equalRecords(got, before) {
+		t.Fatalf("records changed while the deletion is held")
+	}
+	if !strings.Contains(w.logs.String(), "mass deletion held") {
+		t.Errorf("no log line says the deletion is held")
+	}
+	if err := w.p.Confirm(CauseComputeNodes); err == nil {
+		t.Errorf("Confirm of a cause with nothing held succeeded")
+	}
+	if err := w.p.Confirm(CauseRelist); err != nil {
+		t.Fatal(err)
+	}
+	w.waitOracle(s)
+	if len(w.p.Holds()) != 0 {
+		t.Errorf("Holds() after Confirm = %+v", w.p.Holds())
+	}
+}
+
+func TestComputeNodeOutageHeldUntilItClears(t *testing.T) {
+	s := rulesSettings()
+	s.MassDeleteShare, s.MassDeleteMin = 0.05, 1
+	w := startWorld(t, rulesFixture(), s)
+	w.waitOracle(s)
+	before := w.records()
+	down, old := "unknown", w.clock.Now().Add(-2*time.Hour).UTC().Format(time.RFC3339)
+	must[mockcloud.Server](t)(w.cloud.UpdateServer(cn2, mockcloud.ServerPatch{Status: &down, LastHeartbeat: &old}))
+	w.waitFor("a held compute-node change", func() bool { return len(w.p.Holds()) == 1 })
+	h := w.p.Holds()[0]
+	if h.Cause != CauseComputeNodes || !slices.Equal(h.VMs, []string{web3, bobVM}) {
+		t.Fatalf("hold = %+v, want cn2's VMs with services, web3 and bob's", h)
+	}
+	if st, _ := w.p.VM(web3); !slices.Equal(st.Held, []string{CauseComputeNodes}) {
+		t.Errorf("VM(web3).Held = %v, want the compute-node hold", st.Held)
+	}
+	w.settle()
+	if got := w.records(); !equalRecords(got, before) {
+		t.Fatalf("records changed while the change is held")
+	}
+	up, now := "running", w.clock.Now().UTC().Format(time.RFC3339)
+	must[mockcloud.Server](t)(w.cloud.UpdateServer(cn2, mockcloud.ServerPatch{Status: &up, LastHeartbeat: &now}))
+	w.waitFor("the hold to clear", func() bool { return len(w.p.Holds()) == 0 })
+	w.waitOracle(s)
+	if !strings.Contains(w.logs.String(), "mass deletion no longer held") {
+		t.Errorf("no log line says the hold cleared")
+	}
+}
+
+func equalRecords(a, b map[string][]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for zone, recs := range a {
+		if !slices.Equal(recs, b[zone]) {
+			return false
+		}
+	}
+	return true
+}
