@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/zonegen"
 )
 
@@ -164,4 +165,15 @@ func vmapiSleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// VMAPIConfigFrom takes VMAPI's endpoint, page size and changefeed
+// instance from a validated configuration. An empty instance in the
+// configuration takes fallback, which must differ between processes.
+func VMAPIConfigFrom(c *schema.Config, fallback string) VMAPIConfig {
+	instance := c.Changefeed.Instance
+	if instance == "" {
+		instance = fallback
+	}
+	return VMAPIConfig{URL: endpointURL(c.VMAPI.Endpoint), Instance: instance, Limit: c.VMAPI.Limit}
 }

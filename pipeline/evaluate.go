@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -31,7 +32,12 @@ func (p *Pipeline) evaluate(ctx context.Context, st *vmState, now time.Time, mem
 	delete(p.retry, st.vm.UUID)
 	p.damp(now, st, &d)
 	c = p.gen.Generate(&v, &d)
+	absoluteZones(&c)
 	st.decision, st.notes = d, c.Notes
+	if p.log.Enabled(ctx, slog.LevelDebug) {
+		p.log.Debug("vm evaluated", "vm", st.vm.UUID, "instance", d.Instance, "services", len(d.Services),
+			"zones", len(c.Zones), "reasons", d.Reasons)
+	}
 	return c, true
 }
 
@@ -86,4 +92,14 @@ func (p *Pipeline) published(vm, name string) bool {
 		}
 	}
 	return false
+}
+
+// absoluteZones gives the zone names of c the trailing dot the store and
+// the DNS server use (zonegen names zones as configured, without it).
+func absoluteZones(c *zonegen.Contribution) {
+	for i := range c.Zones {
+		if z := c.Zones[i].Zone; !strings.HasSuffix(z, ".") {
+			c.Zones[i].Zone = z + "."
+		}
+	}
 }

@@ -51,6 +51,7 @@ func oracle(t testing.TB, f *mockcloud.Fixture, s Settings, now time.Time) map[s
 		}
 		d := zonegen.Decide(&v, s.Decide, now)
 		c := gen.Generate(&v, &d)
+		absoluteZones(&c)
 		for _, z := range c.Zones {
 			for _, r := range z.Records {
 				out[z.Zone] = append(out[z.Zone], r.String())

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -133,6 +134,11 @@ func TestRules(t *testing.T) {
 	w.waitAddrs(svc, "192.0.2.11", "192.0.2.12", "192.0.2.13")
 	w.waitAddrs("web.svc.alice.fab.example.com.", "10.0.0.11", "10.0.0.12", "10.0.0.13")
 	w.waitAddrs("web1.inst.alice.pub.example.com.", "192.0.2.11")
+	for _, zone := range w.store.Zones() {
+		if !strings.HasSuffix(zone, ".") {
+			t.Errorf("zone %q in the store is not absolute: the DNS server would not serve it", zone)
+		}
+	}
 
 	w.step(t, "tag added and removed", func(t *testing.T) {
 		vm := must[mockcloud.VM](t)

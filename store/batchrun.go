@@ -52,9 +52,11 @@ func (b *Batcher) commitDue(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	if _, err := b.s.Commit(ctx, batch); err != nil {
+	diffs, err := b.s.Commit(ctx, batch)
+	if err != nil {
 		b.putBack(batch)
 		return err
 	}
+	b.log.Debug("committed", "vms", len(batch), "zones", len(diffs))
 	return nil
 }

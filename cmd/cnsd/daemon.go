@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cnsd/cnsd/api"
+	"github.com/cnsd/cnsd/pipeline"
 	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/xfr"
@@ -33,8 +34,8 @@ type backend interface {
 // store, the DNS server, the maintainer of configured zones and the API.
 // Every process serves DNS and the API; the one holding the writer lease
 // also writes, the others follow its commits (several cnsd on one Redis).
-// SIGHUP reloads the configuration. The cloud feed is not wired yet, so
-// the zones hold only what the maintainer of configured zones writes.
+// SIGHUP reloads the configuration. The writer follows the cloud's APIs
+// when the configuration names them.
 func serve(ctx context.Context, path string, log *slog.Logger) error {
 	// SIGHUP is caught from the start: its default action ends the process.
 	hup := make(chan os.Signal, 1)
@@ -43,6 +44,9 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 	cfg, err := schema.Load(path)
 	if err != nil {
 		return err
+	}
+	if _, err := cloudConfigured(cfg); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	b, err := openBackend(ctx, cfg)
 	if err != nil {
@@ -131,6 +135,11 @@ func lead(ctx context.Context, b backend, src *source, st *store.Store, epoch ui
 	g.Go(func() error { src.follow(ctx, st); return nil })
 	g.Go(func() error { return zones.Run(ctx) })
 	g.Go(func() error { return b.Keep(ctx, epoch) })
+	if ok, _ := cloudConfigured(conf.cfg.Load()); ok {
+		g.Go(func() error { return followCloud(ctx, st, conf, log) })
+	} else {
+		log.Info("no cloud APIs configured (vmapi_opts): the zones hold only their configured records")
+	}
 	return g.Wait()
 }
 
@@ -175,8 +184,10 @@ func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logge
 // running is the configuration in force, and the maintainer of
 // configured zones once this process writes.
 type running struct {
-	cfg   atomic.Pointer[schema.Config]
-	zones atomic.Pointer[xfr.Catalog]
+	cfg      atomic.Pointer[schema.Config]
+	zones    atomic.Pointer[xfr.Catalog]
+	pipeline atomic.Pointer[pipeline.Pipeline]
+	settings pipelineSettings
 }
 
 // reloadOnHUP reads the configuration again on SIGHUP. A valid one
@@ -190,6 +201,9 @@ func reloadOnHUP(ctx context.Context, hup <-chan os.Signal, path string, log *sl
 		case <-hup:
 		}
 		cfg, err := schema.Load(path)
+		if err == nil {
+			_, err = cloudConfigured(cfg)
+		}
 		if err != nil {
 			log.Error("configuration not reloaded; the running one stays", "file", path, "err", err)
 			continue
@@ -199,6 +213,7 @@ func reloadOnHUP(ctx context.Context, hup <-chan os.Signal, path string, log *sl
 		if zones := conf.zones.Load(); zones != nil {
 			zones.SetConfig(cfg)
 		}
+		conf.applySettings(cfg)
 		log.Info("configuration reloaded", "file", path)
 	}
 }

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/mockcloud"
+	"github.com/cnsd/cnsd/mockcloud/ufdstest"
+)
+
+const (
+	cloudOwner = "a11ce000-0000-4000-8000-000000000001"
+	cloudVM    = "00000001-0000-4000-8000-000000000001"
+	cloudNet   = "e0000000-0000-4000-8000-00000000000e"
+)
+
+func cloudFixture() *mockcloud.Fixture {
+	now := time.Now().UTC()
+	return &mockcloud.Fixture{
+		Users: []mockcloud.User{{UUID: cloudOwner, Login: "alice", TritonCNSEnabled: "true", ApprovedForProvisioning: "true"}},
+		Servers: []mockcloud.Server{{UUID: "c0000001-0000-4000-8000-00000000000c", Hostname: "cn1", Status: "running",
+			Setup: true, LastBoot: now.Add(-48 * time.Hour).Format(time.RFC3339), LastHeartbeat: now.Format(time.RFC3339)}},
+		Networks: []mockcloud.Network{{UUID: cloudNet, Name: "external", Family: "ipv4", NICTag: "external", Subnet: "192.0.2.0/24"}},
+		VMs: []mockcloud.VM{{UUID: cloudVM, Alias: "web1", OwnerUUID: cloudOwner, ServerUUID: "c0000001-0000-4000-8000-00000000000c",
+			State: "running", Brand: "joyent", Tags: map[string]any{"triton.cns.services": "web"},
+			NICs: []mockcloud.NIC{{Interface: "net0", MAC: "90:b8:d0:00:00:11", NICTag: "external", IP: "192.0.2.11", NetworkUUID: cloudNet}}}},
+	}
+}
+
+// TestDaemonFollowsCloud runs cnsd over the simulated cloud (its HTTP APIs
+// and a real slapd as UFDS): a VM's names are answered over DNS, a new
+// service tag appears and a destroyed VM's names go.
+func TestDaemonFollowsCloud(t *testing.T) {
+	cloud := mockcloud.New(cloudFixture(), nil)
+	api := httptest.NewServer(cloud.Handler())
+	t.Cleanup(api.Close)
+	ldap := ufdstest.Start(t, cloud)
+	dir := t.TempDir()
+	ports := freePorts(t, 2)
+	cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
+  "forward_zones": {"cloud.example.test": {"networks": ["*"]}},
+  "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"},
+  "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},
+  "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`,
+		filepath.Join(dir, "cnsd.db"), ports[0], ports[1], api.URL, api.URL, api.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
+	cfgPath := filepath.Join(dir, "cnsd.json")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-config", cfgPath}, &bytes.Buffer{}, &stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("cnsd: %v\n%s", err, stderr.String())
+		}
+	})
+	dnsAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	inst := cloudVM + ".inst." + cloudOwner + ".cloud.example.test."
+	waitFor(t, inst+" A 192.0.2.11", func() bool { return answers(dnsAddr, inst, "192.0.2.11") })
+	waitFor(t, "the web service", func() bool {
+		return answers(dnsAddr, "web.svc."+cloudOwner+".cloud.example.test.", "192.0.2.11")
+	})
+	if _, err := cloud.SetTags(cloudVM, map[string]any{"triton.cns.services": "web,api"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the new api service", func() bool {
+		return answers(dnsAddr, "api.svc."+cloudOwner+".cloud.example.test.", "192.0.2.11")
+	})
+	if _, err := cloud.DestroyVM(cloudVM); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "NXDOMAIN for the destroyed VM", func() bool {
+		r := ask(dnsAddr, inst, dns.TypeA)
+		return r != nil && r.Rcode == dns.RcodeNameError
+	})
+}
+
+// answers reports whether name has an A record with addr.
+func answers(dnsAddr, name, addr string) bool {
+	r := ask(dnsAddr, name, dns.TypeA)
+	if r == nil {
+		return false
+	}
+	for _, rr := range r.Answer {
+		if a, ok := rr.(*dns.A); ok && a.A.String() == addr {
+			return true
+		}
+	}
+	return false
+}
+
+func TestCloudConfiguredNeedsEveryAPI(t *testing.T) {
+	base := `{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
+  "forward_zones": {"a.example.test": {"networks": ["*"]}}, "vmapi_opts": {"url": "http://127.0.0.1:1"}, %s}`
+	path := filepath.Join(t.TempDir(), "cnsd.json")
+	doc := fmt.Sprintf(base, `"napi_opts": {"url": "http://127.0.0.1:1"}`)
+	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"-config", path}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "ufds_opts") || !strings.Contains(err.Error(), "cnapi_opts") {
+		t.Fatalf("run with vmapi_opts but no ufds_opts or cnapi_opts: %v, want an error naming both", err)
+	}
+}
