@@ -36,9 +36,10 @@ type Batcher struct {
 	// committed after a newer one (Run and Flush race otherwise).
 	commitMu sync.Mutex
 
-	// mu guards pending, first and last.
-	mu      sync.Mutex
-	pending map[string]zonegen.Contribution // VM → its latest contribution
+	// mu guards pending, inflight, first and last.
+	mu       sync.Mutex
+	pending  map[string]zonegen.Contribution // VM → its latest contribution
+	inflight int                             // VMs taken by a commit that has not returned
 	first   time.Time                       // when the oldest pending one arrived
 	last    time.Time                       // when the newest one arrived
 }
@@ -106,11 +107,12 @@ func (b *Batcher) AddAll(cs []zonegen.Contribution) {
 	}
 }
 
-// Pending returns how many VMs wait to be committed.
+// Pending returns how many VMs wait to be committed, counting those of a
+// commit under way.
 func (b *Batcher) Pending() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.pending)
+	return len(b.pending) + b.inflight
 }
 
 // Flush commits everything pending now, as one commit (the bootstrap:
@@ -128,6 +130,7 @@ func (b *Batcher) take() []zonegen.Contribution {
 		batch = append(batch, c)
 	}
 	clear(b.pending)
+	b.inflight = len(batch)
 	slices.SortFunc(batch, func(x, y zonegen.Contribution) int { return strings.Compare(x.VM, y.VM) })
 	return batch
 }

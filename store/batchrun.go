@@ -53,10 +53,18 @@ func (b *Batcher) commitDue(ctx context.Context) error {
 		return nil
 	}
 	diffs, err := b.s.Commit(ctx, batch)
+	defer b.landed()
 	if err != nil {
 		b.putBack(batch)
 		return err
 	}
 	b.log.Debug("committed", "vms", len(batch), "zones", len(diffs))
 	return nil
+}
+
+// landed ends the count of a commit under way.
+func (b *Batcher) landed() {
+	b.mu.Lock()
+	b.inflight = 0
+	b.mu.Unlock()
 }
