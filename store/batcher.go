@@ -40,8 +40,8 @@ type Batcher struct {
 	mu       sync.Mutex
 	pending  map[string]zonegen.Contribution // VM → its latest contribution
 	inflight int                             // VMs taken by a commit that has not returned
-	first   time.Time                       // when the oldest pending one arrived
-	last    time.Time                       // when the newest one arrived
+	first    time.Time                       // when the oldest pending one arrived
+	last     time.Time                       // when the newest one arrived
 }
 
 // NewBatcher returns a Batcher committing to s. A window or maxDelay of
