@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -42,6 +43,7 @@ type Server struct {
 	token string
 	log   *slog.Logger
 	mux   *http.ServeMux
+	cloud atomic.Pointer[Cloud]
 }
 
 // New returns the API over zones and the DNS server. A non-empty token
@@ -60,6 +62,11 @@ func New(zones Zones, dns DNS, token string, log *slog.Logger) *Server {
 	s.mux.HandleFunc("GET /peer/{addr}", s.authorized(s.getPeer))
 	s.mux.HandleFunc("DELETE /peer/{addr}", s.authorized(s.deletePeer))
 	s.mux.HandleFunc("GET /allowed-peers", s.authorized(s.getAllowedPeers))
+	s.mux.HandleFunc("GET /vm/{uuid}", s.authorized(s.getVM))
+	s.mux.HandleFunc("POST /suffixes-for-vm", s.authorized(s.postSuffixes))
+	s.mux.HandleFunc("GET /pending-removals", s.authorized(s.getPending))
+	s.mux.HandleFunc("GET /held-deletions", s.authorized(s.getHeld))
+	s.mux.HandleFunc("POST /held-deletions/{cause}/confirm", s.authorized(s.confirmHeld))
 	s.mux.Handle("GET /metrics", s.authorized(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogError{s.log}}).ServeHTTP))
 	return s
 }
@@ -87,6 +94,7 @@ var (
 	errUnauthorized = errors.New("a valid bearer token is required")
 	errNotFound     = errors.New("not found")
 	errBadRequest   = errors.New("bad request")
+	errUnavailable  = errors.New("unavailable")
 )
 
 // fail answers with err's status code and an Error body.
@@ -100,6 +108,8 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		status, code = http.StatusNotFound, "ResourceNotFound"
 	case errors.Is(err, errBadRequest):
 		status, code = http.StatusBadRequest, "BadRequest"
+	case errors.Is(err, errNoCloud), errors.Is(err, errUnavailable):
+		status, code = http.StatusServiceUnavailable, "ServiceUnavailable"
 	}
 	if status >= 500 {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)

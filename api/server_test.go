@@ -217,6 +217,12 @@ func call(t *testing.T, method, url, auth string) (int, []byte) {
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
+	return do(t, req)
+}
+
+// do sends req and returns the status and body of the answer.
+func do(t *testing.T, req *http.Request) (int, []byte) {
+	t.Helper()
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

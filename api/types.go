@@ -1,5 +1,7 @@
 package api
 
+import "time"
+
 // Zone is one zone in GET /zones: its name without the trailing dot, as
 // Triton CNS lists it, and its current serial.
 type Zone struct {
@@ -53,4 +55,65 @@ type AllowedPeer struct {
 type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+}
+
+// VM is GET /vm/:uuid. UUID, Names and LastVisit are what Triton CNS
+// sends; the rest is cnsd's, present in the writing process only.
+type VM struct {
+	UUID  string   `json:"uuid"`
+	Names []string `json:"names"`
+	// LastVisit is when the VM was last evaluated, in ms since the epoch.
+	LastVisit int64 `json:"last_visit,omitempty"`
+
+	Instance   bool             `json:"instance"`
+	Services   []ServiceListing `json:"services,omitempty"`
+	Reasons    []Reason         `json:"reasons,omitempty"`
+	Notes      []Reason         `json:"notes,omitempty"`
+	Unresolved bool             `json:"unresolved,omitempty"`
+	Pending    []PendingRemoval `json:"pending,omitempty"`
+	// Held lists the causes of held deletions this VM's records wait in.
+	Held []string `json:"held,omitempty"`
+}
+
+// ServiceListing is one service of a VM and whether the VM is listed in it.
+type ServiceListing struct {
+	Name   string `json:"name"`
+	Ports  []int  `json:"ports,omitempty"`
+	Listed bool   `json:"listed"`
+}
+
+// Reason is one rule that applied to a VM.
+type Reason struct {
+	Code   string `json:"code"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// PendingRemoval is a self-removal that has not taken effect yet
+// (GET /pending-removals).
+type PendingRemoval struct {
+	Service   string    `json:"service"` // owner uuid/service
+	VM        string    `json:"vm"`
+	Requested time.Time `json:"requested"`
+	Due       time.Time `json:"due"` // an estimate: later reports change it
+}
+
+// HeldDeletion is a mass deletion waiting for confirmation or for its
+// condition to clear (GET /held-deletions).
+type HeldDeletion struct {
+	Cause string     `json:"cause"`
+	Since time.Time  `json:"since"`
+	VMs   []string   `json:"vms"`
+	Zones []HeldZone `json:"zones"`
+}
+
+// HeldZone is one zone a held deletion would shrink too much.
+type HeldZone struct {
+	Zone    string `json:"zone"`
+	Removed int    `json:"removed"`
+	Records int    `json:"records"`
+}
+
+// Suffixes is the answer of POST /suffixes-for-vm.
+type Suffixes struct {
+	Suffixes []string `json:"suffixes"`
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"maps"
 	"reflect"
 	"slices"
@@ -140,6 +141,17 @@ func TestRules(t *testing.T) {
 		}
 	}
 
+	w.step(t, "suffixes for a VM", func(t *testing.T) {
+		got, err := w.p.Suffixes(context.Background(), alice, []string{pool, netFab})
+		want := []string{"svc.alice.pub.example.com", "inst.alice.pub.example.com",
+			"svc.alice.fab.example.com", "inst.alice.fab.example.com"}
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("Suffixes = %v, %v; want %v", got, err, want)
+		}
+		if _, err := w.p.Suffixes(context.Background(), alice, []string{"no-such-network"}); err == nil {
+			t.Errorf("Suffixes with an unknown network succeeded")
+		}
+	})
 	w.step(t, "tag added and removed", func(t *testing.T) {
 		vm := must[mockcloud.VM](t)
 		vm(w.cloud.SetTags(db1, map[string]any{"triton.cns.services": "db"}))

@@ -138,3 +138,15 @@ func sortInts(s []int) {
 // (nic_tag admin or admin_rack_*, untagged) or a manta NIC. Its network
 // need not be known to name the VM.
 func IsAdminNIC(nic *NIC) bool { return isAdminNIC(nic) }
+
+// ZonesFor returns the forward zones, in configuration order, a NIC on
+// net maps to: every zone listing the network or one of its pools, else
+// the catch-all zones.
+func (g *Generator) ZonesFor(net Network) []string {
+	idx := g.zonesFor(&NIC{NetworkUUID: net.UUID}, &net)
+	out := make([]string, len(idx))
+	for i, zi := range idx {
+		out[i] = g.cfg.Zones[zi].Name
+	}
+	return out
+}

@@ -53,6 +53,10 @@ func followCloud(ctx context.Context, st *store.Store, conf *running, log *slog.
 		Settings: pipeline.SettingsFrom(cfg), Logger: log})
 	conf.pipeline.Store(p)
 	defer conf.pipeline.Store(nil)
+	if conf.api != nil {
+		conf.api.SetCloud(cloudView{p})
+		defer conf.api.SetCloud(nil)
+	}
 	// A reload may have come between reading cfg and publishing p.
 	conf.applySettings(conf.cfg.Load())
 	g, ctx := errgroup.WithContext(ctx)

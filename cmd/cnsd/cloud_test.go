@@ -7,12 +7,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 
+	"github.com/cnsd/cnsd/api"
 	"github.com/cnsd/cnsd/mockcloud"
 	"github.com/cnsd/cnsd/mockcloud/ufdstest"
 )
@@ -41,8 +43,8 @@ func cloudFixture() *mockcloud.Fixture {
 // service tag appears and a destroyed VM's names go.
 func TestDaemonFollowsCloud(t *testing.T) {
 	cloud := mockcloud.New(cloudFixture(), nil)
-	api := httptest.NewServer(cloud.Handler())
-	t.Cleanup(api.Close)
+	cloudAPI := httptest.NewServer(cloud.Handler())
+	t.Cleanup(cloudAPI.Close)
 	ldap := ufdstest.Start(t, cloud)
 	dir := t.TempDir()
 	ports := freePorts(t, 2)
@@ -51,7 +53,7 @@ func TestDaemonFollowsCloud(t *testing.T) {
   "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"},
   "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},
   "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`,
-		filepath.Join(dir, "cnsd.db"), ports[0], ports[1], api.URL, api.URL, api.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
+		filepath.Join(dir, "cnsd.db"), ports[0], ports[1], cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
 	cfgPath := filepath.Join(dir, "cnsd.json")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -72,6 +74,12 @@ func TestDaemonFollowsCloud(t *testing.T) {
 	waitFor(t, "the web service", func() bool {
 		return answers(dnsAddr, "web.svc."+cloudOwner+".cloud.example.test.", "192.0.2.11")
 	})
+	apiURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
+	var vm api.VM
+	getJSON(t, apiURL+"/vm/"+cloudVM, &vm)
+	if !vm.Instance || len(vm.Services) != 1 || !vm.Services[0].Listed || !slices.Contains(vm.Names, strings.TrimSuffix(inst, ".")) {
+		t.Errorf("GET /vm/%s = %+v, want the instance listed, in service web, with its names", cloudVM, vm)
+	}
 	if _, err := cloud.SetTags(cloudVM, map[string]any{"triton.cns.services": "web,api"}); err != nil {
 		t.Fatal(err)
 	}

@@ -76,6 +76,7 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 	}
 	dnsSrv := xfr.New(cfg, src, xfr.Options{}, log)
 	apiSrv := api.New(src, dnsSrv, cfg.API.Token, log)
+	conf.api = apiSrv
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return dnsSrv.Run(ctx) })
 	for _, addr := range cfg.API.Listen {
@@ -188,6 +189,7 @@ type running struct {
 	zones    atomic.Pointer[xfr.Catalog]
 	pipeline atomic.Pointer[pipeline.Pipeline]
 	settings pipelineSettings
+	api      *api.Server // set before the writer starts
 }
 
 // reloadOnHUP reads the configuration again on SIGHUP. A valid one
