@@ -166,6 +166,14 @@ func TestCloudRoutes(t *testing.T) {
 				t.Fatalf("got %s", b)
 			}
 		}},
+		{name: "metrics", method: "GET", url: writer + "/metrics", status: 200, check: func(t *testing.T, b []byte) {
+			for _, line := range []string{"cnsd_pending_removals 1", `cnsd_held_deletion_vms{cause="re-list"} 1`,
+				`cnsd_held_deletion_records{cause="re-list",zone="example.test"} 30`} {
+				if !strings.Contains(string(b), line+"\n") {
+					t.Errorf("no line %q in:\n%s", line, grepCNSD(b))
+				}
+			}
+		}},
 		{name: "confirm unknown cause", method: "POST", url: writer + "/held-deletions/compute-nodes/confirm", status: 404, check: errorCode("ResourceNotFound")},
 		{name: "confirm", method: "POST", url: writer + "/held-deletions/re-list/confirm", status: 200},
 		{name: "confirmed is gone", method: "GET", url: writer + "/held-deletions", status: 200, check: func(t *testing.T, b []byte) {

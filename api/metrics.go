@@ -17,6 +17,8 @@ type collector struct {
 	queries, transfers, refused, msgs, xbytes *prometheus.Desc
 
 	peerSerial, peerLag, peerStale, notifySent, notifyFailed, peerXfr *prometheus.Desc
+
+	pending, heldVMs, heldRecords *prometheus.Desc
 }
 
 func newCollector(s *Server) *collector {
@@ -41,6 +43,9 @@ func newCollector(s *Server) *collector {
 		notifySent:   d("peer_notify_sent_total", "NOTIFY messages sent to the secondary, retries included.", peer...),
 		notifyFailed: d("peer_notify_failed_total", "NOTIFYs the secondary never answered, or answered with an error.", peer...),
 		peerXfr:      d("peer_transfers_total", "Transfers by the secondary, by kind.", "peer", "zone", "kind"),
+		pending:      d("pending_removals", "Self-removals the hysteresis policy has not let take effect yet (writer only)."),
+		heldVMs:      d("held_deletion_vms", "VMs whose records a held mass deletion keeps, by cause (writer only).", "cause"),
+		heldRecords:  d("held_deletion_records", "Records a held mass deletion would remove, by cause and zone (writer only).", "cause", "zone"),
 	}
 }
 
@@ -50,6 +55,23 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.collectZones(ch)
 	c.collectDNS(ch)
 	c.collectPeers(ch)
+	c.collectCloud(ch)
+}
+
+// collectCloud reports the writer's pipeline; other processes have none
+// and report nothing, so a sum over processes counts each once.
+func (c *collector) collectCloud(ch chan<- prometheus.Metric) {
+	cloud := c.s.getCloud()
+	if cloud == nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(len(cloud.PendingRemovals())))
+	for _, h := range cloud.HeldDeletions() {
+		ch <- prometheus.MustNewConstMetric(c.heldVMs, prometheus.GaugeValue, float64(len(h.VMs)), h.Cause)
+		for _, z := range h.Zones {
+			ch <- prometheus.MustNewConstMetric(c.heldRecords, prometheus.GaugeValue, float64(z.Removed), h.Cause, strings.TrimSuffix(z.Zone, "."))
+		}
+	}
 }
 
 func (c *collector) collectZones(ch chan<- prometheus.Metric) {
