@@ -39,8 +39,9 @@ func cloudFixture() *mockcloud.Fixture {
 }
 
 // TestDaemonFollowsCloud runs cnsd over the simulated cloud (its HTTP APIs
-// and a real slapd as UFDS): a VM's names are answered over DNS, a new
-// service tag appears and a destroyed VM's names go.
+// and a real slapd as UFDS): a VM's names are answered over DNS, GET /vm
+// explains them, a new service tag appears, a zone added to the file is
+// filled, and a destroyed VM's names go.
 func TestDaemonFollowsCloud(t *testing.T) {
 	cloud := mockcloud.New(cloudFixture(), nil)
 	cloudAPI := httptest.NewServer(cloud.Handler())
@@ -48,16 +49,25 @@ func TestDaemonFollowsCloud(t *testing.T) {
 	ldap := ufdstest.Start(t, cloud)
 	dir := t.TempDir()
 	ports := freePorts(t, 2)
-	cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
-  "forward_zones": {"cloud.example.test": {"networks": ["*"]}},
+	cfgPath := filepath.Join(dir, "cnsd.json")
+	writeConfig := func(zones string) {
+		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
+  "forward_zones": {%s},
   "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"},
   "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},
-  "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`,
-		filepath.Join(dir, "cnsd.db"), ports[0], ports[1], cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
-	cfgPath := filepath.Join(dir, "cnsd.json")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
+  "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`, zones,
+			filepath.Join(dir, "cnsd.db"), ports[0], ports[1], cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
+		// Written whole under another name and renamed, as cnsadm does,
+		// so cnsd never reads half a file.
+		tmp := cfgPath + ".new"
+		if err := os.WriteFile(tmp, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, cfgPath); err != nil {
+			t.Fatal(err)
+		}
 	}
+	writeConfig(`"cloud.example.test": {"networks": ["*"]}`)
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr syncBuffer
 	done := make(chan error, 1)
@@ -85,6 +95,12 @@ func TestDaemonFollowsCloud(t *testing.T) {
 	}
 	waitFor(t, "the new api service", func() bool {
 		return answers(dnsAddr, "api.svc."+cloudOwner+".cloud.example.test.", "192.0.2.11")
+	})
+	// A zone added by editing the file, without SIGHUP: cnsd sees the
+	// change, serves the zone and evaluates every VM for it.
+	writeConfig(`"cloud.example.test": {"networks": ["*"]}, "ext.example.test": {"networks": ["` + cloudNet + `"]}`)
+	waitFor(t, "the VM in the new zone ext.example.test", func() bool {
+		return answers(dnsAddr, cloudVM+".inst."+cloudOwner+".ext.example.test.", "192.0.2.11")
 	})
 	if _, err := cloud.DestroyVM(cloudVM); err != nil {
 		t.Fatal(err)

@@ -82,7 +82,7 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 	for _, addr := range cfg.API.Listen {
 		g.Go(func() error { return serveHTTP(ctx, addr, apiSrv, log) })
 	}
-	g.Go(func() error { return reloadOnHUP(ctx, hup, path, log, dnsSrv, conf) })
+	g.Go(func() error { return reloadOnChange(ctx, hup, path, log, dnsSrv, conf) })
 	g.Go(func() error { return write(ctx) })
 	log.Info("cnsd running", "dns", cfg.DNS.Listen, "api", cfg.API.Listen)
 	if err := g.Wait(); err != nil && !errors.Is(err, context.Canceled) {
@@ -192,30 +192,3 @@ type running struct {
 	api      *api.Server // set before the writer starts
 }
 
-// reloadOnHUP reads the configuration again on SIGHUP. A valid one
-// replaces the running one; an invalid one is logged with the reason and
-// the running one stays.
-func reloadOnHUP(ctx context.Context, hup <-chan os.Signal, path string, log *slog.Logger, dnsSrv *xfr.Server, conf *running) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-hup:
-		}
-		cfg, err := schema.Load(path)
-		if err == nil {
-			_, err = cloudConfigured(cfg)
-		}
-		if err != nil {
-			log.Error("configuration not reloaded; the running one stays", "file", path, "err", err)
-			continue
-		}
-		conf.cfg.Store(cfg)
-		dnsSrv.SetConfig(cfg)
-		if zones := conf.zones.Load(); zones != nil {
-			zones.SetConfig(cfg)
-		}
-		conf.applySettings(cfg)
-		log.Info("configuration reloaded", "file", path)
-	}
-}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/cnsd/cnsd/schema"
+	"github.com/cnsd/cnsd/xfr"
+)
+
+// configPollInterval is how often the configuration file is checked for a
+// change. Polling works the same on Linux and illumos and sees a file
+// replaced by rename, as editors and cnsadm write it.
+const configPollInterval = 2 * time.Second
+
+// reloadOnChange reads the configuration again on SIGHUP and when the
+// file's content changes. A valid one replaces the running one; an
+// invalid one is logged with the reason and the running one stays (and
+// the same content is not tried again until it changes).
+func reloadOnChange(ctx context.Context, hup <-chan os.Signal, path string, log *slog.Logger, dnsSrv *xfr.Server, conf *running) error {
+	last, _ := os.ReadFile(path) // what is running was read from this
+	tick := time.NewTicker(configPollInterval)
+	defer tick.Stop()
+	for {
+		forced := false
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-hup:
+			forced = true
+		case <-tick.C:
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			if forced {
+				log.Error("configuration not reloaded; the running one stays", "file", path, "err", err)
+			}
+			continue
+		}
+		if !forced && bytes.Equal(data, last) {
+			continue
+		}
+		last = data
+		reload(data, path, log, dnsSrv, conf)
+	}
+}
+
+// reload applies the configuration in data if it is valid.
+func reload(data []byte, path string, log *slog.Logger, dnsSrv *xfr.Server, conf *running) {
+	cfg, err := schema.Parse(data)
+	if e, ok := errors.AsType[*schema.Error](err); ok {
+		e.File = path
+	}
+	if err == nil {
+		_, err = cloudConfigured(cfg)
+	}
+	if err != nil {
+		log.Error("configuration not reloaded; the running one stays", "file", path, "err", err)
+		return
+	}
+	conf.cfg.Store(cfg)
+	dnsSrv.SetConfig(cfg)
+	if zones := conf.zones.Load(); zones != nil {
+		zones.SetConfig(cfg)
+	}
+	conf.applySettings(cfg)
+	log.Info("configuration reloaded", "file", path)
+}
