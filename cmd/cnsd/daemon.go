@@ -191,4 +191,3 @@ type running struct {
 	settings pipelineSettings
 	api      *api.Server // set before the writer starts
 }
-
