@@ -30,6 +30,33 @@ func (p *Pipeline) loop(ctx context.Context) error {
 		case <-retry.C:
 			p.retryUnresolved(ctx)
 		}
+		p.reportUnresolved()
+	}
+}
+
+// reportUnresolved logs when the number of VMs waiting for a lookup
+// changes, with one of them as an example, so an outage is one line, not
+// one per VM, and its end is visible.
+func (p *Pipeline) reportUnresolved() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.retry)
+	if n == p.lastUnresolved {
+		return
+	}
+	p.lastUnresolved = n
+	if n == 0 {
+		p.log.Info("every VM resolved")
+		return
+	}
+	for uuid := range p.retry {
+		var why []zonegen.Reason
+		if st := p.vms[uuid]; st != nil {
+			why = st.decision.Reasons
+		}
+		p.log.Warn("VMs unresolved: a lookup failed, they keep their records and are retried",
+			"vms", n, "example", uuid, "reasons", why)
+		return
 	}
 }
 

@@ -111,6 +111,8 @@ type Pipeline struct {
 	byServer index
 	retry    map[string]bool // VMs whose lookups failed
 	holds    map[string]*hold
+	// lastUnresolved is len(retry) when it was last logged.
+	lastUnresolved int
 }
 
 var _ feed.VMSink = (*Pipeline)(nil)
