@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/mockcloud"
+	"github.com/cnsd/cnsd/mockcloud/ufdstest"
+)
+
+// slowAXFR starts a transfer of zone from addr over a connection with a
+// small receive buffer, reads its first message and returns the
+// connection, so that the rest of the transfer waits for the reader while
+// the test changes things.
+func slowAXFR(t *testing.T, addr, zone string) (*dns.Conn, *dns.Msg) {
+	t.Helper()
+	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	nc, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := &dns.Conn{Conn: nc}
+	t.Cleanup(func() { conn.Close() })
+	if err := conn.WriteMsg(new(dns.Msg).SetAxfr(zone)); err != nil {
+		t.Fatal(err)
+	}
+	first, err := conn.ReadMsg()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn, first
+}
+
+// finishAXFR reads the rest of a transfer and returns its records.
+func finishAXFR(t *testing.T, conn *dns.Conn, first *dns.Msg) []dns.RR {
+	t.Helper()
+	rrs := append([]dns.RR(nil), first.Answer...)
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	for len(rrs) < 2 || rrs[len(rrs)-1].Header().Rrtype != dns.TypeSOA {
+		m, err := conn.ReadMsg()
+		if err != nil {
+			t.Fatalf("transfer broken after %d records: %v", len(rrs), err)
+		}
+		rrs = append(rrs, m.Answer...)
+	}
+	return rrs
+}
+
+// TestReloadDuringTransfer changes the configuration file four times while
+// a transfer of a zone of thousands of records is held half-read and
+// queries are asked all along: a zone is added, a zone is remapped, a
+// secondary is added, an invalid file is refused. The transfer completes
+// from its snapshot and no query goes unanswered.
+func TestReloadDuringTransfer(t *testing.T) {
+	f := mockcloud.Generate(mockcloud.GenOptions{VMs: 1500, Accounts: 10, Servers: 3, Seed: 9})
+	cloud := mockcloud.New(f, nil)
+	cloudAPI := httptest.NewServer(cloud.Handler())
+	t.Cleanup(cloudAPI.Close)
+	ldap := ufdstest.Start(t, cloud)
+	dir := t.TempDir()
+	ports := freePorts(t, 2)
+	cfgPath := filepath.Join(dir, "cnsd.json")
+	public := f.NetworkPools[0].UUID
+	write := func(zones string) {
+		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
+  "forward_zones": {%s}, "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"},
+  "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},
+  "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`, zones, filepath.Join(dir, "cnsd.db"), ports[0], ports[1],
+			cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
+		if err := os.WriteFile(cfgPath+".new", []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(cfgPath+".new", cfgPath); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const big = "all.example.test."
+	write(`"all.example.test": {"networks": ["*"]}`)
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-config", cfgPath}, &bytes.Buffer{}, &stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("cnsd: %v\n%s", err, stderr.String())
+		}
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	waitFor(t, "the cloud's records", func() bool { return axfrCount(addr, big) > 5000 })
+	waitFor(t, "the bootstrap to settle", func() bool {
+		s := serialOf(addr, big)
+		time.Sleep(300 * time.Millisecond)
+		return s != 0 && serialOf(addr, big) == s
+	})
+	serial := serialOf(addr, big)
+	conn, first := slowAXFR(t, addr, big)
+
+	var asked, unanswered atomic.Int64
+	stopAsking := make(chan struct{})
+	asking := make(chan struct{})
+	go func() {
+		defer close(asking)
+		for {
+			select {
+			case <-stopAsking:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			asked.Add(1)
+			if serialOf(addr, big) == 0 {
+				unanswered.Add(1)
+			}
+		}
+	}()
+
+	steps := []struct {
+		what, zones string
+		done        func() bool
+	}{
+		{"zone added", `"all.example.test": {"networks": ["*"]}, "pub.example.test": {"networks": ["` + public + `"]}`,
+			func() bool { return axfrCount(addr, "pub.example.test.") > 2 }},
+		{"zone remapped", `"all.example.test": {"networks": ["*"]}, "pub.example.test": {"networks": ["` + f.NetworkPools[1].UUID + `"]}`,
+			func() bool { return serialOf(addr, big) != serial && axfrCount(addr, "pub.example.test.") > 2 }},
+		{"secondary added", `"all.example.test": {"networks": ["*"], "peers": ["ns2.example.test"]}, "pub.example.test": {"networks": ["` + f.NetworkPools[1].UUID + `"]}`,
+			func() bool { r := ask(addr, big, dns.TypeNS); return r != nil && len(r.Answer) == 2 }},
+	}
+	for _, s := range steps {
+		write(s.zones)
+		waitFor(t, s.what, s.done)
+	}
+	write(`{"my_name": 1}`)
+	waitFor(t, "the invalid file to be refused", func() bool {
+		return strings.Contains(stderr.String(), "configuration not reloaded")
+	})
+	rrs := finishAXFR(t, conn, first)
+	close(stopAsking)
+	<-asking
+	for _, rr := range []dns.RR{rrs[0], rrs[len(rrs)-1]} {
+		if soa, ok := rr.(*dns.SOA); !ok || soa.Serial != serial {
+			t.Errorf("the held transfer starts or ends with %v, want the SOA of serial %d", rr, serial)
+		}
+	}
+	if len(rrs) <= 5000 {
+		t.Errorf("the held transfer has %d records, want the whole zone of more than 5000", len(rrs))
+	}
+	if asked.Load() == 0 || unanswered.Load() != 0 {
+		t.Errorf("%d of %d queries unanswered during the reloads", unanswered.Load(), asked.Load())
+	}
+	r := ask(addr, big, dns.TypeNS)
+	if r == nil || len(r.Answer) != 2 {
+		t.Errorf("after the refused file the running configuration (two NS) is gone: %v", r)
+	}
+}
