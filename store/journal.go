@@ -30,18 +30,45 @@ func diffSize(d Diff) int {
 // larger than maxBytes on its own is not kept at all: the zone is then
 // transferred whole). j's backing array is only ever written past the end
 // of every published journal, so older snapshots sharing it are unaffected.
-func appendJournal(j []jentry, jbytes int, d Diff, maxEntries, maxBytes int) ([]jentry, int) {
+//
+// When a secondary still serves serial need (hasNeed), the entries from
+// the one starting at need are kept beyond those limits, up to
+// retainFactor times them, so that a secondary a few commits behind gets
+// an IXFR rather than the whole zone.
+func appendJournal(j []jentry, jbytes int, d Diff, maxEntries, maxBytes int, need Serial, hasNeed bool) ([]jentry, int) {
 	e := jentry{diff: d, size: diffSize(d)}
 	j = append(j, e)
 	jbytes += e.size
+	keep := -1 // index of the oldest entry a secondary needs
+	if hasNeed {
+		keep = slices.IndexFunc(j, func(e jentry) bool { return e.diff.From == need })
+	}
 	for len(j) > 0 && (len(j) > maxEntries || jbytes > maxBytes) {
+		if keep == 0 && len(j) <= retainFactor*maxEntries && jbytes <= retainFactor*maxBytes {
+			break
+		}
 		jbytes -= j[0].size
 		j = j[1:]
+		keep--
 	}
 	if len(j) == 0 {
 		j = nil // let the trimmed backing array go
 	}
 	return j, jbytes
+}
+
+// retainFactor bounds how far past its limits a journal grows for a
+// secondary that is behind.
+const retainFactor = 4
+
+// needed asks the Options' Retain for the oldest serial of zone a
+// secondary still serves.
+func (o *Options) needed(zone string) (Serial, bool) {
+	if o.Retain == nil {
+		return 0, false
+	}
+	s, ok := o.Retain(zone)
+	return Serial(s), ok
 }
 
 // DiffSince returns the condensed change from serial from to the

@@ -109,3 +109,37 @@ func TestDiffSinceCondenses(t *testing.T) {
 		}
 	})
 }
+
+// TestJournalRetainsForSecondary: with a secondary still at an old serial,
+// the journal keeps the diffs from that serial on, past its count limit
+// but not past four times it; once they would pass that, the secondary
+// needs the whole zone anyway and the journal is back to its limit.
+func TestJournalRetainsForSecondary(t *testing.T) {
+	for _, tt := range []struct {
+		commits, want int
+		covered       bool
+	}{
+		{commits: 10, want: 8, covered: true}, // the diffs from the 3rd commit on
+		{commits: 20, want: 3, covered: false},
+	} {
+		t.Run(fmt.Sprint(tt.commits, " commits"), func(t *testing.T) {
+			var need uint32
+			s, _ := open(t, NewMemory(), Options{JournalEntries: 3, Retain: func(z string) (uint32, bool) {
+				return need, need != 0 && z == zone
+			}})
+			for i := range tt.commits {
+				commit(t, s, contrib("vm", map[string][]Record{zone: {{Name: "t.example.com.", Type: 16, Data: fmt.Sprint(i), Source: "vm"}}}))
+				if i == 1 {
+					need = uint32(s.Snapshot(zone).Serial())
+				}
+			}
+			snap := s.Snapshot(zone)
+			if len(snap.journal) != tt.want {
+				t.Errorf("journal has %d entries, want %d", len(snap.journal), tt.want)
+			}
+			if _, err := snap.DiffSince(Serial(need)); (err == nil) != tt.covered {
+				t.Errorf("DiffSince(the secondary's serial): %v, want covered %v", err, tt.covered)
+			}
+		})
+	}
+}

@@ -66,7 +66,8 @@ func (s *Store) buildLocked(p *zonePlan, now time.Time) {
 	next.serial = NextSerial(base, now)
 	removed, added := p.applyOps(next)
 	d := Diff{Zone: p.zone, From: prev, To: next.serial, Removed: removed, Added: added}
-	next.journal, next.jbytes = appendJournal(next.journal, next.jbytes, d, s.opts.JournalEntries, s.opts.JournalBytes)
+	need, hasNeed := s.opts.needed(d.Zone)
+	next.journal, next.jbytes = appendJournal(next.journal, next.jbytes, d, s.opts.JournalEntries, s.opts.JournalBytes, need, hasNeed)
 	p.next = next
 	p.change = ZoneChange{Zone: p.zone, Prev: prev, Next: next.serial, Diff: d, KeepJournal: len(next.journal)}
 	for vm, recs := range p.set {

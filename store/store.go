@@ -23,6 +23,11 @@ type Options struct {
 	JournalBytes int
 	// Epoch is the lease epoch the caller holds; every Apply carries it.
 	Epoch uint64
+	// Retain, when set, gives the oldest serial of a zone that a
+	// secondary still serves (xfr.Server.OldestConfirmed): the journal
+	// keeps the diffs from it on, up to four times its limits, so that
+	// the secondary can catch up by IXFR.
+	Retain func(zone string) (uint32, bool)
 }
 
 // ErrFollowing: Commit was called on a Store that has followed another

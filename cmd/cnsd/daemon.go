@@ -60,14 +60,14 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 	if cfg.Store.Redis == "" {
 		// bbolt's file lock already makes this the only process: the
 		// lease is immediate and there is no writer to follow.
-		st, epoch, err := openWriter(ctx, b, cfg, log)
+		st, epoch, err := openWriter(ctx, b, cfg, conf.dns.retain, log)
 		if err != nil {
 			return err
 		}
 		src.cur.Store(st)
 		write = func(ctx context.Context) error { return lead(ctx, b, src, st, epoch, conf, log) }
 	} else {
-		follower, err := store.Open(ctx, b, store.Options{}, log)
+		follower, err := store.Open(ctx, b, storeOptions(cfg, 0, conf.dns.retain), log)
 		if err != nil {
 			return err
 		}
@@ -75,6 +75,7 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 		write = func(ctx context.Context) error { return followThenLead(ctx, b, src, follower, conf, log) }
 	}
 	dnsSrv := xfr.New(cfg, src, xfr.Options{}, log)
+	conf.dns.srv.Store(dnsSrv)
 	apiSrv := api.New(src, dnsSrv, cfg.API.Token, log)
 	conf.api = apiSrv
 	g, ctx := errgroup.WithContext(ctx)
@@ -98,7 +99,7 @@ func followThenLead(ctx context.Context, b backend, src *source, follower *store
 	go func() { _ = follower.Follow(followCtx, b) }()
 	go src.follow(followCtx, follower)
 	log.Info("waiting for the writer lease")
-	st, epoch, err := openWriter(ctx, b, conf.cfg.Load(), log)
+	st, epoch, err := openWriter(ctx, b, conf.cfg.Load(), conf.dns.retain, log)
 	stopFollowing()
 	if err != nil {
 		return err
@@ -108,13 +109,12 @@ func followThenLead(ctx context.Context, b backend, src *source, follower *store
 
 // openWriter takes the writer lease and opens the store that writes
 // with it.
-func openWriter(ctx context.Context, b backend, cfg *schema.Config, log *slog.Logger) (*store.Store, uint64, error) {
+func openWriter(ctx context.Context, b backend, cfg *schema.Config, retain func(string) (uint32, bool), log *slog.Logger) (*store.Store, uint64, error) {
 	epoch, err := b.Acquire(ctx)
 	if err != nil {
 		return nil, 0, fmt.Errorf("writer lease: %w", err)
 	}
-	st, err := store.Open(ctx, b, store.Options{Epoch: epoch, JournalEntries: cfg.Journal.MaxEntries,
-		JournalBytes: int(cfg.Journal.MaxBytes)}, log)
+	st, err := store.Open(ctx, b, storeOptions(cfg, epoch, retain), log)
 	if err != nil {
 		release(ctx, b, epoch, log)
 		return nil, 0, err
@@ -190,4 +190,23 @@ type running struct {
 	pipeline atomic.Pointer[pipeline.Pipeline]
 	settings pipelineSettings
 	api      *api.Server // set before the writer starts
+	dns      dnsServer
+}
+
+// dnsServer is the DNS server once it exists; the stores, opened before
+// it, ask it which serials secondaries still serve.
+type dnsServer struct{ srv atomic.Pointer[xfr.Server] }
+
+func (d *dnsServer) retain(zone string) (uint32, bool) {
+	if s := d.srv.Load(); s != nil {
+		return s.OldestConfirmed(zone)
+	}
+	return 0, false
+}
+
+// storeOptions are the store settings of cfg for a writer holding epoch
+// (0 for a follower).
+func storeOptions(cfg *schema.Config, epoch uint64, retain func(string) (uint32, bool)) store.Options {
+	return store.Options{Epoch: epoch, JournalEntries: cfg.Journal.MaxEntries,
+		JournalBytes: int(cfg.Journal.MaxBytes), Retain: retain}
 }
