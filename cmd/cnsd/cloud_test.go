@@ -43,48 +43,13 @@ func cloudFixture() *mockcloud.Fixture {
 // explains them, a new service tag appears, a zone added to the file is
 // filled, and a destroyed VM's names go.
 func TestDaemonFollowsCloud(t *testing.T) {
-	cloud := mockcloud.New(cloudFixture(), nil)
-	cloudAPI := httptest.NewServer(cloud.Handler())
-	t.Cleanup(cloudAPI.Close)
-	ldap := ufdstest.Start(t, cloud)
-	dir := t.TempDir()
-	ports := freePorts(t, 2)
-	cfgPath := filepath.Join(dir, "cnsd.json")
-	writeConfig := func(zones string) {
-		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
-  "forward_zones": {%s},
-  "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"},
-  "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},
-  "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`, zones,
-			filepath.Join(dir, "cnsd.db"), ports[0], ports[1], cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
-		// Written whole under another name and renamed, as cnsadm does,
-		// so cnsd never reads half a file.
-		tmp := cfgPath + ".new"
-		if err := os.WriteFile(tmp, []byte(cfg), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(tmp, cfgPath); err != nil {
-			t.Fatal(err)
-		}
-	}
-	writeConfig(`"cloud.example.test": {"networks": ["*"]}`)
-	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"-config", cfgPath}, &bytes.Buffer{}, &stderr) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("cnsd: %v\n%s", err, stderr.String())
-		}
-	})
-	dnsAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	c := startOverCloud(t, `"cloud.example.test": {"networks": ["*"]}`)
+	cloud, dnsAddr, apiURL, writeConfig := c.cloud, c.dns, c.api, c.writeConfig
 	inst := cloudVM + ".inst." + cloudOwner + ".cloud.example.test."
 	waitFor(t, inst+" A 192.0.2.11", func() bool { return answers(dnsAddr, inst, "192.0.2.11") })
 	waitFor(t, "the web service", func() bool {
 		return answers(dnsAddr, "web.svc."+cloudOwner+".cloud.example.test.", "192.0.2.11")
 	})
-	apiURL := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 	var vm api.VM
 	getJSON(t, apiURL+"/vm/"+cloudVM, &vm)
 	if !vm.Instance || len(vm.Services) != 1 || !vm.Services[0].Listed || !slices.Contains(vm.Names, strings.TrimSuffix(inst, ".")) {
@@ -137,4 +102,56 @@ func TestCloudConfiguredNeedsEveryAPI(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ufds_opts") || !strings.Contains(err.Error(), "cnapi_opts") {
 		t.Fatalf("run with vmapi_opts but no ufds_opts or cnapi_opts: %v, want an error naming both", err)
 	}
+}
+
+// overCloud is a cnsd run in-process over the simulated cloud.
+type overCloud struct {
+	cloud       *mockcloud.Cloud
+	dns, api    string
+	stderr      *syncBuffer
+	writeConfig func(zones string)
+}
+
+// startOverCloud runs cnsd with the embedded store over the simulated
+// cloud of cloudFixture (HTTP APIs and a real slapd) with forward_zones'
+// body zones, until the test ends.
+func startOverCloud(t *testing.T, zones string) *overCloud {
+	t.Helper()
+	cloud := mockcloud.New(cloudFixture(), nil)
+	cloudAPI := httptest.NewServer(cloud.Handler())
+	t.Cleanup(cloudAPI.Close)
+	ldap := ufdstest.Start(t, cloud)
+	dir := t.TempDir()
+	ports := freePorts(t, 2)
+	cfgPath := filepath.Join(dir, "cnsd.json")
+	c := &overCloud{cloud: cloud, dns: fmt.Sprintf("127.0.0.1:%d", ports[0]),
+		api: fmt.Sprintf("http://127.0.0.1:%d", ports[1]), stderr: &syncBuffer{}}
+	c.writeConfig = func(zones string) {
+		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
+  "forward_zones": {%s}, "allow_transfer": ["192.0.2.0/24"],
+  "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"},
+  "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},
+  "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`, zones,
+			filepath.Join(dir, "cnsd.db"), ports[0], ports[1], cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
+		// Written whole under another name and renamed, as cnsadm does,
+		// so cnsd never reads half a file.
+		tmp := cfgPath + ".new"
+		if err := os.WriteFile(tmp, []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, cfgPath); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.writeConfig(zones)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-config", cfgPath}, &bytes.Buffer{}, c.stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("cnsd: %v\n%s", err, c.stderr.String())
+		}
+	})
+	return c
 }
