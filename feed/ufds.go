@@ -202,3 +202,13 @@ func (u *UFDS) SetPollInterval(d time.Duration) {
 		u.pollEvery = d
 	}
 }
+
+// Cached returns the account uuid as last read from UFDS, however old,
+// without asking UFDS: what a caller uses once it has seen UFDS fail, so
+// that many lookups during an outage do not each wait for a timeout.
+func (u *UFDS) Cached(uuid string) (zonegen.Account, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	c, ok := u.cache[uuid]
+	return c.acct, ok
+}

@@ -15,12 +15,23 @@ import (
 type lookups struct {
 	owners   map[string]lookup[zonegen.Account]
 	networks map[string]lookup[zonegen.Network]
+	// ownersDown: an owner lookup failed in this pass; the others take
+	// what the client has cached rather than each waiting for UFDS.
+	ownersDown bool
+}
+
+// CachedOwners is implemented by an Owners that can answer from what it
+// read before without asking its server (feed.UFDS).
+type CachedOwners interface {
+	Cached(uuid string) (zonegen.Account, bool)
 }
 
 type lookup[V any] struct {
 	val V
 	err error
 }
+
+var errOwnersDown = errors.New("account not cached and UFDS failed earlier in this pass")
 
 func newLookups() *lookups {
 	return &lookups{owners: map[string]lookup[zonegen.Account]{}, networks: map[string]lookup[zonegen.Network]{}}
@@ -74,12 +85,20 @@ func (p *Pipeline) owner(ctx context.Context, uuid string, memo *lookups) (zoneg
 	if r, ok := memo.owners[uuid]; ok {
 		return r.val, r.err
 	}
+	if cached, ok := p.cfg.Owners.(CachedOwners); ok && memo.ownersDown {
+		acct, found := cached.Cached(uuid)
+		if !found {
+			return acct, errOwnersDown
+		}
+		return acct, nil
+	}
 	acct, err := p.cfg.Owners.User(ctx, uuid)
 	if errors.Is(err, feed.ErrNoAccount) {
 		acct, err = zonegen.Account{UUID: uuid}, nil
 	}
 	if err != nil {
 		p.log.Debug("owner lookup failed", "vm_owner", uuid, "err", err)
+		memo.ownersDown = true
 	}
 	memo.owners[uuid] = lookup[zonegen.Account]{acct, err}
 	return acct, err

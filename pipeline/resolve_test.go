@@ -1,0 +1,68 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// downOwners is a UFDS that is down: every lookup fails after a while,
+// and some accounts are cached from before.
+type downOwners struct {
+	cached map[string]zonegen.Account
+	asked  int
+}
+
+func (o *downOwners) User(ctx context.Context, uuid string) (zonegen.Account, error) {
+	o.asked++
+	return zonegen.Account{}, errors.New("ldap: i/o timeout")
+}
+
+func (o *downOwners) Cached(uuid string) (zonegen.Account, bool) {
+	a, ok := o.cached[uuid]
+	return a, ok
+}
+
+type noServers struct{}
+
+func (noServers) Server(string) (zonegen.Server, bool) { return zonegen.Server{}, false }
+
+type noNetworks struct{}
+
+func (noNetworks) Network(context.Context, string) (zonegen.Network, error) {
+	return zonegen.Network{}, errors.New("not asked")
+}
+
+func (noNetworks) RepairNIC(_ context.Context, nic zonegen.NIC) (zonegen.NIC, error) { return nic, nil }
+
+// TestOwnerOutageAsksOnce: in one pass over many VMs of different owners
+// while UFDS is down, UFDS is asked once; the other owners come from the
+// client's cache or stay unresolved without a wait each.
+func TestOwnerOutageAsksOnce(t *testing.T) {
+	st, err := store.Open(context.Background(), store.NewMemory(), store.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owners := &downOwners{cached: map[string]zonegen.Account{}}
+	p := New(Config{Store: st, Owners: owners, Servers: noServers{}, Networks: noNetworks{}})
+	var vms []*vmState
+	for i := range 10 {
+		owner := fmt.Sprintf("0000000%d-0000-4000-8000-00000000000%d", i, i)
+		if i%2 == 1 {
+			owners.cached[owner] = zonegen.Account{UUID: owner, Login: fmt.Sprint("user", i), TritonCNSEnabled: "true", ApprovedForProvisioning: "true"}
+		}
+		vms = append(vms, p.put(zonegen.VM{UUID: fmt.Sprintf("1000000%d-0000-4000-8000-00000000000%d", i, i), OwnerUUID: owner, State: "running"}))
+	}
+	cs := p.evaluateAll(context.Background(), vms, time.Now(), "")
+	if owners.asked != 1 {
+		t.Errorf("UFDS asked %d times in one pass, want once", owners.asked)
+	}
+	if len(cs) != 5 { // the VMs of the cached owners 1, 3, 5, 7 and 9
+		t.Errorf("%d VMs resolved, want the 5 whose owners were cached", len(cs))
+	}
+}
