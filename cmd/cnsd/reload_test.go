@@ -50,19 +50,20 @@ func slowAXFR(t *testing.T, addr, zone string) (*dns.Conn, *dns.Msg) {
 	return conn, first
 }
 
-// finishAXFR reads the rest of a transfer and returns its records.
-func finishAXFR(t *testing.T, conn *dns.Conn, first *dns.Msg) []dns.RR {
+// finishAXFR reads the rest of a transfer and returns its records and
+// the octets of its messages.
+func finishAXFR(t *testing.T, conn *dns.Conn, first *dns.Msg) ([]dns.RR, int) {
 	t.Helper()
-	rrs := append([]dns.RR(nil), first.Answer...)
+	rrs, size := append([]dns.RR(nil), first.Answer...), first.Len()
 	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	for len(rrs) < 2 || rrs[len(rrs)-1].Header().Rrtype != dns.TypeSOA {
 		m, err := conn.ReadMsg()
 		if err != nil {
 			t.Fatalf("transfer broken after %d records: %v", len(rrs), err)
 		}
-		rrs = append(rrs, m.Answer...)
+		rrs, size = append(rrs, m.Answer...), size+m.Len()
 	}
-	return rrs
+	return rrs, size
 }
 
 // TestReloadDuringTransfer changes the configuration file four times while
@@ -152,7 +153,7 @@ func TestReloadDuringTransfer(t *testing.T) {
 	waitFor(t, "the invalid file to be refused", func() bool {
 		return strings.Contains(stderr.String(), "configuration not reloaded")
 	})
-	rrs := finishAXFR(t, conn, first)
+	rrs, _ := finishAXFR(t, conn, first)
 	close(stopAsking)
 	<-asking
 	for _, rr := range []dns.RR{rrs[0], rrs[len(rrs)-1]} {
@@ -169,5 +170,49 @@ func TestReloadDuringTransfer(t *testing.T) {
 	r := ask(addr, big, dns.TypeNS)
 	if r == nil || len(r.Answer) != 2 {
 		t.Errorf("after the refused file the running configuration (two NS) is gone: %v", r)
+	}
+}
+
+// TestShutdownFinishesTransfer stops cnsd while a transfer of thousands
+// of records is held half-read: cnsd waits for it, and the secondary gets
+// the whole zone.
+func TestShutdownFinishesTransfer(t *testing.T) {
+	// Big enough that the transfer cannot sit whole in the kernel's
+	// socket buffers (4 MiB at most for the sender here): the end of it
+	// is sent only after the shutdown began.
+	f := mockcloud.Generate(mockcloud.GenOptions{VMs: 16000, Accounts: 20, Servers: 4, Seed: 9})
+	cloud := mockcloud.New(f, nil)
+	cloudAPI := httptest.NewServer(cloud.Handler())
+	t.Cleanup(cloudAPI.Close)
+	ldap := ufdstest.Start(t, cloud)
+	dir := t.TempDir()
+	ports := freePorts(t, 2)
+	cfgPath := filepath.Join(dir, "cnsd.json")
+	cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
+  "forward_zones": {"all.example.test": {"networks": ["*"]}}, "store": {"path": %q},
+  "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"},
+  "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},
+  "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`, filepath.Join(dir, "cnsd.db"), ports[0], ports[1],
+		cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-config", cfgPath}, &bytes.Buffer{}, &stderr) }()
+	defer cancel()
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	const zone = "all.example.test."
+	waitFor(t, "the cloud's records", func() bool { return axfrCount(addr, zone) > 60000 })
+	conn, first := slowAXFR(t, addr, zone)
+	cancel()
+	time.Sleep(200 * time.Millisecond) // cnsd is shutting down, the transfer waits
+	rrs, size := finishAXFR(t, conn, first)
+	if len(rrs) <= 60000 || size <= 6<<20 {
+		t.Errorf("the transfer held over the shutdown has %d records in %d octets, want the whole zone of more than 6 MiB", len(rrs), size)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("cnsd: %v\n%s", err, stderr.String())
 	}
 }
