@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cnsd/cnsd/mockcloud"
+	"github.com/cnsd/cnsd/mockcloud/ufds"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -27,11 +28,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed for -generate and -churn")
 	churn := fs.Float64("churn", 0, "random changes per second (0: none)")
 	verbose := fs.Bool("v", false, "log every change and connection")
+	ufdsAddr := fs.String("ufds", "", "also serve the accounts as UFDS over LDAP (a real slapd) on `127.0.0.1:PORT`")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *churn < 0 {
 		return fmt.Errorf("-churn %v: must be 0 or more changes per second", *churn)
+	}
+	ldapPort := -1
+	if *ufdsAddr != "" {
+		p, err := ufdsPort(*ufdsAddr)
+		if err != nil {
+			return err
+		}
+		ldapPort = p
 	}
 	f, err := loadCloud(*fixture, *generate, *seed)
 	if err != nil {
@@ -48,7 +58,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listen: %w", err)
 	}
 	printURLs(stdout, ln.Addr().String(), len(f.VMs), len(f.Users), len(f.Servers))
-	return serve(ctx, cloud, ln, *churn, *seed)
+	var ldap *ufds.Server
+	if ldapPort >= 0 {
+		s, stop, err := startUFDS(cloud, ldapPort, stdout)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		defer stop()
+		ldap = s
+	}
+	return serve(ctx, cloud, ln, *churn, *seed, ldap, log)
 }
 
 // loadCloud reads the fixture or generates one; exactly one source is
@@ -96,9 +116,9 @@ func printURLs(w io.Writer, addr string, vms, users, servers int) {
 	fmt.Fprintf(w, "admin       %s/_mock/fixture (see docs/mockcloud.md)\n", base)
 }
 
-// serve runs the HTTP server and the churn under one errgroup until ctx is
-// cancelled or one of them fails.
-func serve(ctx context.Context, cloud *mockcloud.Cloud, ln net.Listener, churn float64, seed uint64) error {
+// serve runs the HTTP server, the churn and the copying of account changes
+// to slapd under one errgroup until ctx is cancelled or one of them fails.
+func serve(ctx context.Context, cloud *mockcloud.Cloud, ln net.Listener, churn float64, seed uint64, ldap *ufds.Server, log *slog.Logger) error {
 	srv := &http.Server{Handler: cloud.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -116,6 +136,9 @@ func serve(ctx context.Context, cloud *mockcloud.Cloud, ln net.Listener, churn f
 	})
 	if churn > 0 {
 		g.Go(func() error { return cloud.Churn(ctx, churn, seed) })
+	}
+	if ldap != nil {
+		g.Go(func() error { return syncUFDS(ctx, cloud, ldap, log) })
 	}
 	return g.Wait()
 }

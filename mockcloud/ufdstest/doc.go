@@ -1,34 +1,16 @@
-// Package ufdstest is the UFDS (LDAP) half of mockcloud for tests: it runs a
-// real OpenLDAP slapd on 127.0.0.1 in a temporary directory, with a small
-// UFDS-like schema, loads a mockcloud.Cloud's accounts under
-// "ou=users, o=smartdc" and mirrors its numbered account changelog into
-// "cn=changelog" and "cn=latestchangenumber", the way UFDS serves them.
-//
-// UFDS keeps its own changelog (it is not slapd's accesslog), so the harness
-// writes each change twice, as UFDS does: the modify of the user entry and a
-// changeLogEntry whose "changes" attribute is the JSON UFDS stores.
-//
-// One deviation from UFDS is forced by OpenLDAP: RFC 4512 attribute names
-// may not contain '_', so slapd stores triton_cns_enabled and
-// approved_for_provisioning as tritoncnsenabled and approvedforprovisioning
-// (LDAPName). UFDS, built on ldapjs, is lax and uses the underscored names;
-// a client that folds case and underscores reads both. The JSON in
-// "changes" is a string and carries UFDS's own names.
-//
-// A test that cannot find slapd fails with a message naming the Debian
-// packages slapd and ldap-utils; it is never skipped.
+// Package ufdstest runs the simulated cloud's UFDS (package
+// mockcloud/ufds: a real slapd serving a mockcloud.Cloud's accounts and
+// changelog) for one test: in the test's temporary directory, stopped when
+// the test ends, failing the test when slapd cannot start (it is never
+// skipped: install the Debian packages slapd and ldap-utils).
 //
 // Example, in a test:
 //
 //	c := mockcloud.New(mockcloud.Generate(mockcloud.GenOptions{VMs: 4, Accounts: 4, Servers: 1, Seed: 1}), nil)
 //	s := ufdstest.Start(t, c) // stopped when the test ends
 //	c.UpdateUser(uuid, mockcloud.UserPatch{TritonCNSEnabled: &off})
-//	if err := s.Sync(c); err != nil { // the modify, its changelog entry, the new count
+//	if err := s.Sync(c); err != nil {
 //		t.Fatal(err)
 //	}
 //	s.Stop() // an outage; s.Restart() ends it, on the same URL
-//
-// ufdstest may import the standard library and mockcloud only; it drives
-// slapd through its own programs (slapadd, ldapmodify), so mockcloud keeps
-// no LDAP library among its dependencies.
 package ufdstest

@@ -1,4 +1,4 @@
-package ufdstest
+package ufds
 
 import (
 	"encoding/base64"
@@ -101,7 +101,7 @@ func changesJSON(ch mockcloud.UserChange) string {
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic(fmt.Sprintf("ufdstest: marshal changes: %v", err)) // strings only: cannot fail
+		panic(fmt.Sprintf("ufds: marshal changes: %v", err)) // strings only: cannot fail
 	}
 	return string(b)
 }

@@ -1,4 +1,4 @@
-package ufdstest
+package ufds
 
 import (
 	"os/exec"
@@ -20,7 +20,11 @@ func search(t *testing.T, s *Server, base, filter string) string {
 
 func TestStartLoadsAndMirrors(t *testing.T) {
 	c := mockcloud.New(mockcloud.Generate(mockcloud.GenOptions{VMs: 2, Accounts: 3, Servers: 1, Seed: 1}), nil)
-	s := Start(t, c)
+	s, err := Start(c, Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Stop)
 	u := c.Users()[0]
 	if got := search(t, s, UsersDN, "(uuid="+u.UUID+")"); !strings.Contains(got, "login: "+u.Login) {
 		t.Fatalf("user %s not loaded:\n%s", u.UUID, got)

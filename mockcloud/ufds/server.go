@@ -1,4 +1,4 @@
-package ufdstest
+package ufds
 
 import (
 	"bytes"
@@ -9,22 +9,21 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/cnsd/cnsd/mockcloud"
 )
 
-// Password is the harness root's password.
+// Password is the root's password. The server is for tests and demos on
+// loopback; it is not a secret.
 const Password = "ufdstest"
 
 // Server is one running slapd serving a cloud's accounts.
 type Server struct {
 	// URL is ldap://127.0.0.1:port, fixed for the life of the Server, so a
-	// client keeps it across Stop and Start.
+	// client keeps it across Stop and Restart.
 	URL string
 
-	t    testing.TB
 	dir  string
 	conf string
 	port int
@@ -35,31 +34,43 @@ type Server struct {
 	applied int64         // the last change number mirrored
 }
 
-// Start runs slapd loaded with c's accounts and changelog, and stops it
-// when the test ends.
-func Start(t testing.TB, c *mockcloud.Cloud) *Server {
-	t.Helper()
+// Options say where a Server keeps its files and listens.
+type Options struct {
+	// Dir is an empty directory for slapd's configuration and databases;
+	// it must exist.
+	Dir string
+	// Port is the port on 127.0.0.1; 0 picks a free one.
+	Port int
+}
+
+// Start runs slapd loaded with c's accounts and changelog. A missing
+// OpenLDAP program is an error naming the Debian packages to install.
+func Start(c *mockcloud.Cloud, o Options) (*Server, error) {
 	for _, prog := range []string{"slapd", "slapadd", "ldapmodify"} {
 		if _, err := lookPath(prog); err != nil {
-			t.Fatalf("ufdstest: %s not found: install the Debian packages slapd and ldap-utils (scripts/testdeps.sh)", prog)
+			return nil, fmt.Errorf("ufds: %s not found: install the Debian packages slapd and ldap-utils (scripts/testdeps.sh)", prog)
 		}
 	}
-	s := &Server{t: t, dir: t.TempDir()}
+	s := &Server{dir: o.Dir}
 	s.conf = filepath.Join(s.dir, "slapd.conf")
 	if err := s.write(c); err != nil {
-		t.Fatalf("ufdstest: %v", err)
+		return nil, fmt.Errorf("ufds: %w", err)
 	}
-	t.Cleanup(s.Stop)
 	for try := 0; ; try++ {
-		port, err := freePort()
-		if err != nil {
-			t.Fatalf("ufdstest: %v", err)
+		port := o.Port
+		if port == 0 {
+			var err error
+			if port, err = freePort(); err != nil {
+				return nil, fmt.Errorf("ufds: %w", err)
+			}
 		}
 		s.port, s.URL = port, "ldap://127.0.0.1:"+strconv.Itoa(port)
-		if err = s.start(); err == nil {
-			return s
-		} else if try == 2 {
-			t.Fatalf("ufdstest: %v", err)
+		err := s.start()
+		if err == nil {
+			return s, nil
+		}
+		if o.Port != 0 || try == 2 {
+			return nil, fmt.Errorf("ufds: %w", err)
 		}
 	}
 }
@@ -145,11 +156,11 @@ func (s *Server) Stop() {
 }
 
 // Restart starts a stopped slapd again on the same URL, with its data.
-func (s *Server) Restart() {
-	s.t.Helper()
+func (s *Server) Restart() error {
 	if err := s.start(); err != nil {
-		s.t.Fatalf("ufdstest: restart: %v", err)
+		return fmt.Errorf("ufds: restart: %w", err)
 	}
+	return nil
 }
 
 // run runs one of the OpenLDAP programs with stdin.

@@ -1,4 +1,4 @@
-package ufdstest
+package ufds
 
 import "strings"
 
