@@ -32,7 +32,7 @@ all: build
 
 help:
 	@echo 'make build        go build ./... and bin/cnsd, bin/cnsadm, bin/mockcloud'
-	@echo 'make run          build and start cnsd against a simulated cloud (not wired yet)'
+	@echo 'make run          build and start cnsd over a simulated cloud (DNS :5353, API :8080)'
 	@echo 'make test         deps, lint, race tests, fuzz-smoke, bench-smoke, illumos build'
 	@echo 'make deps         check (and as root, install) redis, bind9, knot, slapd and clients'
 	@echo 'make lint         gofmt -l, go vet, staticcheck $(STATICCHECK_VERSION)'
@@ -91,10 +91,9 @@ lint: $(STATICCHECK)
 $(STATICCHECK):
 	GOBIN=$(CURDIR)/$(@D) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-run: build
-	@echo 'make run: the cloud feed is not wired into cnsd yet (issues #5, #6), so there is no demo to start.'
-	@echo 'bin/cnsd -config FILE serves the configured zones (DNS, catalog zone, REST API) from its store;'
-	@echo 'bin/mockcloud -generate 100,10,3 serves a simulated cloud. `make test` runs the suite.'
+# The demo: a generated simulated cloud and cnsd over it; see README.md.
+run: build deps
+	$(GO) run ./scripts/demo -bin bin
 
 clean:
 	rm -f bin/cnsd bin/cnsadm bin/mockcloud

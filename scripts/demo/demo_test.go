@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// freePort returns a port of 127.0.0.1 that was free for TCP and UDP when
+// asked; another process may take it before the demo binds it, which only
+// makes the test fail, never pass wrongly.
+func freePort(t *testing.T) int {
+	t.Helper()
+	for {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		pc, err := net.ListenPacket("udp", l.Addr().String())
+		l.Close()
+		if err == nil {
+			pc.Close()
+			return port
+		}
+	}
+}
+
+// TestMakeRunDemo is the smoke test of `make run`: the demo starts, the
+// dig command it prints first answers with an address, and the cnsadm
+// status command it prints lists the demo's zones.
+func TestMakeRunDemo(t *testing.T) {
+	if _, err := exec.LookPath("dig"); err != nil {
+		t.Fatal("dig not found: install bind9-dnsutils (scripts/testdeps.sh)")
+	}
+	bin := t.TempDir()
+	build := exec.Command("go", "build", "-o", bin, "../../cmd/cnsd", "../../cmd/cnsadm", "../../cmd/mockcloud")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	o := options{bin: bin, dir: t.TempDir(), generate: "60,6,3",
+		dnsPort: freePort(t), apiPort: freePort(t), cloudPort: freePort(t), ldapPort: freePort(t)}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var tried []string
+	o.ready = func(try []string) {
+		defer cancel()
+		tried = try
+		dig := shell(t, try[0])
+		if net.ParseIP(strings.TrimSpace(dig)) == nil {
+			t.Errorf("%s printed %q, want the VM's address", try[0], dig)
+		}
+		for _, line := range try {
+			if strings.HasSuffix(line, " status") {
+				if status := shell(t, line); !strings.Contains(status, publicZone) || !strings.Contains(status, internalZone) {
+					t.Errorf("%s printed:\n%s\nwant the zones %s and %s", line, status, publicZone, internalZone)
+				}
+			}
+		}
+	}
+	var out bytes.Buffer
+	if err := demo(ctx, o, &out); err != nil {
+		t.Fatalf("demo: %v\n%s", err, logs(o.dir))
+	}
+	if len(tried) == 0 {
+		t.Fatalf("the demo printed nothing to try:\n%s\n%s", out.String(), logs(o.dir))
+	}
+	t.Logf("demo printed:\n%s", out.String())
+}
+
+// shell runs one printed command line as a user would paste it.
+func shell(t *testing.T, line string) string {
+	t.Helper()
+	out, err := exec.Command("sh", "-c", line).CombinedOutput()
+	if err != nil {
+		t.Errorf("%s: %v\n%s", line, err, out)
+	}
+	return string(out)
+}
+
+func logs(dir string) string {
+	var b strings.Builder
+	for _, name := range []string{"mockcloud.log", "cnsd.log"} {
+		data, _ := os.ReadFile(filepath.Join(dir, name))
+		b.WriteString("--- " + name + "\n" + string(data))
+	}
+	return b.String()
+}
