@@ -1,7 +1,6 @@
 package mockcloud
 
 import (
-	"cmp"
 	"io"
 	"log/slog"
 	"maps"
@@ -23,8 +22,11 @@ type Cloud struct {
 	now  func() time.Time
 	feed *hub
 
-	mu       sync.Mutex // guards the fields below
-	vms      map[string]*VM
+	mu  sync.Mutex // guards the fields below
+	vms map[string]*VM
+	// byUUID is the uuids of vms sorted, rebuilt when a VM was added
+	// (VMs are never deleted: destroyed ones stay, as in VMAPI).
+	byUUID   []string
 	users    []*User
 	servers  []*Server
 	networks []*Network
@@ -108,11 +110,20 @@ func (c *Cloud) VM(uuid string) (VM, bool) {
 // vmsLocked returns copies of all VMs sorted by uuid, ascending.
 func (c *Cloud) vmsLocked() []VM {
 	out := make([]VM, 0, len(c.vms))
-	for _, v := range c.vms {
-		out = append(out, cloneVM(*v))
+	for _, uuid := range c.sortedLocked() {
+		out = append(out, cloneVM(*c.vms[uuid]))
 	}
-	slices.SortFunc(out, func(a, b VM) int { return cmp.Compare(a.UUID, b.UUID) })
 	return out
+}
+
+// sortedLocked returns the uuids of every VM, ascending. A listing page
+// walks it without copying the VMs it skips, so listing 100k VMs in pages
+// costs the pages, not 100 copies of the cloud.
+func (c *Cloud) sortedLocked() []string {
+	if len(c.byUUID) != len(c.vms) {
+		c.byUUID = slices.Sorted(maps.Keys(c.vms))
+	}
+	return c.byUUID
 }
 
 // timestamp formats t the way the APIs do: ISO 8601, UTC, milliseconds.

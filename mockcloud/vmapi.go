@@ -130,16 +130,27 @@ func (c *Cloud) listVMs(w http.ResponseWriter, r *http.Request) {
 		writeInvalid(w, errs)
 		return
 	}
-	c.mu.Lock()
-	all := c.vmsLocked()
-	c.mu.Unlock()
-	if !lq.asc {
-		slices.Reverse(all)
+	page, count := c.pageLocked(lq)
+	if page == nil {
+		page = []VM{}
 	}
+	w.Header().Set("x-joyent-resource-count", strconv.Itoa(count))
+	writeJSON(w, http.StatusOK, page)
+}
+
+// pageLocked returns copies of the VMs of one listing page and how many
+// VMs match the query in all. It takes mu.
+func (c *Cloud) pageLocked(lq listQuery) ([]VM, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	uuids := c.sortedLocked()
 	var page []VM
-	count := 0
-	for i := range all {
-		v := &all[i]
+	count, skipped := 0, 0
+	for i := range uuids {
+		if !lq.asc {
+			i = len(uuids) - 1 - i
+		}
+		v := c.vms[uuids[i]]
 		if !lq.matches(v) {
 			continue
 		}
@@ -147,21 +158,15 @@ func (c *Cloud) listVMs(w http.ResponseWriter, r *http.Request) {
 		if lq.marker != "" && (lq.asc && v.UUID <= lq.marker || !lq.asc && v.UUID >= lq.marker) {
 			continue
 		}
-		page = append(page, *v)
+		if skipped < lq.offset {
+			skipped++
+			continue
+		}
+		if len(page) < lq.limit {
+			page = append(page, cloneVM(*v))
+		}
 	}
-	if lq.offset < len(page) {
-		page = page[lq.offset:]
-	} else {
-		page = nil
-	}
-	if len(page) > lq.limit {
-		page = page[:lq.limit]
-	}
-	if page == nil {
-		page = []VM{}
-	}
-	w.Header().Set("x-joyent-resource-count", strconv.Itoa(count))
-	writeJSON(w, http.StatusOK, page)
+	return page, count
 }
 
 // getVM serves GET /vms/:uuid; destroyed VMs are still found.

@@ -74,6 +74,8 @@ type world struct {
 	p      *Pipeline
 	clock  *clock
 	logs   *logBuffer
+	level  slog.Level    // of the log the world writes; Debug unless set
+	limit  time.Duration // of every wait; waitLimit unless set
 	ufds   *feed.UFDS
 	cancel context.CancelFunc
 	done   chan error
@@ -91,7 +93,7 @@ func startWorld(t testing.TB, f *mockcloud.Fixture, s Settings) *world {
 
 // newWorld starts the simulated cloud only.
 func newWorld(t testing.TB, f *mockcloud.Fixture) *world {
-	w := &world{t: t, cloud: mockcloud.New(f, nil), logs: &logBuffer{}, clock: &clock{t: time.Now()}}
+	w := &world{t: t, cloud: mockcloud.New(f, nil), logs: &logBuffer{}, clock: &clock{t: time.Now()}, level: slog.LevelDebug, limit: waitLimit}
 	w.http = httptest.NewServer(w.cloud.Handler())
 	t.Cleanup(w.http.Close)
 	w.ldap = ufdstest.Start(t, w.cloud)
@@ -102,7 +104,7 @@ func newWorld(t testing.TB, f *mockcloud.Fixture) *world {
 // it until the test ends or stop.
 func (w *world) start(s Settings, b store.Backend) {
 	w.t.Helper()
-	log := slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: w.level}))
 	st, err := store.Open(context.Background(), b, store.Options{}, log)
 	if err != nil {
 		w.t.Fatal(err)
@@ -174,7 +176,7 @@ func (w *world) records() map[string][]string {
 // what.
 func (w *world) waitFor(what string, ok func() bool) {
 	w.t.Helper()
-	deadline := time.Now().Add(waitLimit)
+	deadline := time.Now().Add(w.limit)
 	for !ok() {
 		if time.Now().After(deadline) {
 			w.t.Fatalf("timed out waiting for %s; records:\n%s\nlog tail:\n%s", what, dump(w.records()), tail(w.logs.String(), 40))
