@@ -1,0 +1,144 @@
+package main
+
+// manual holds the DESCRIPTION, OPTIONS and EXAMPLES of each command's
+// manual page (cnsadm help COMMAND).
+var manual = map[string]string{
+	"status": `
+DESCRIPTION
+    Lists every zone cnsd serves with its serial, its record count and the
+    age of the serial (cnsd's serials count 10-second steps, so the age is
+    read from the serial itself), then every secondary with, per zone, the
+    serial it was last seen serving, the zone's serial, and whether it is
+    current, behind (and for how long) or stale. Held mass deletions and
+    pending self-removals are reported when the cnsd asked is the writer.
+
+OPTIONS
+    -j    print {"zones", "peers", "held_deletions", "pending_removals"} as JSON.
+
+EXAMPLES
+    cnsadm status
+    cnsadm -api http://10.0.0.5:8080 -token "$TOKEN" status
+`,
+	"vm": `
+DESCRIPTION
+    Shows one VM as cnsd sees it: every name it has in DNS, whether its
+    instance names are published, each of its services and whether it is
+    listed in it, every reason that applied (account flags, state, compute
+    node, tags), names that were skipped and why, a self-removal the
+    damping holds back and when it falls due, and a held mass deletion its
+    records wait in. Only the writing cnsd knows more than the names.
+
+OPTIONS
+    -j    print the VM as JSON (GET /vm/UUID).
+
+EXAMPLES
+    cnsadm vm 6e9c9a0e-6f2b-4c7e-9a51-2b7e0c1d3f45
+`,
+	"zones": `
+DESCRIPTION
+    Reads and edits the zone → network mapping in the configuration file
+    (-config). Every edit is checked before the file is written: the
+    schema, at most one catch-all zone ("*"), secondaries that resolve,
+    and networks that NAPI knows (when the file names NAPI and it
+    answers). The file is replaced whole, so cnsd never reads half of it;
+    cnsd applies it within seconds.
+
+    zones list                      zones, their networks, peers and serial
+    zones show ZONE                 one zone's settings as JSON
+    zones add ZONE FIELD=VALUE...   a new zone (networks is required)
+    zones remove ZONE
+    zones rename ZONE NEW
+    zones edit ZONE EDIT...         change fields of a zone
+
+    An EDIT is FIELD=VALUE, FIELD+=A,B (add to a list) or FIELD-=A (remove
+    from a list). Lists: networks, peers, allow_transfer. Others:
+    hidden_primary, require_tsig (true or false), tsig_key.
+
+EXAMPLES
+    cnsadm zones add dc1.cns.example.com networks=1f1b0a8e-0b4e-4f4c-8f0c-5d1b7f2e9a10
+    cnsadm zones edit dc1.cns.example.com peers+=ns2.example.com
+    cnsadm zones edit dc1.cns.example.com networks-=1f1b0a8e-0b4e-4f4c-8f0c-5d1b7f2e9a10
+    cnsadm zones rename dc1.cns.example.com dc1.cns.example.net
+`,
+	"config": `
+DESCRIPTION
+    config show prints the configuration file. config edit changes
+    settings other than the zones, by dotted name, with the same checks as
+    cnsadm zones: FIELD=VALUE sets a setting (a JSON scalar such as true,
+    30 or "x", or else the text), FIELD+=A,B and FIELD-=A edit a list.
+
+EXAMPLES
+    cnsadm config edit use_login=true hysteresis.divisor=4
+    cnsadm config edit allow_transfer+=192.0.2.0/24
+    cnsadm config edit ttl.record=60
+`,
+	"peers": `
+DESCRIPTION
+    peers list (the default) shows every secondary cnsd knows, configured
+    or learnt from transfers, with the serial it serves per zone. peers
+    show ADDR adds its host names and counters. peers forget ADDR drops
+    what cnsd knows of a secondary that is gone; a configured one comes
+    back at the next NOTIFY.
+
+EXAMPLES
+    cnsadm peers
+    cnsadm peers show 192.0.2.53
+    cnsadm peers forget 192.0.2.53
+`,
+	"confirm": `
+DESCRIPTION
+    Lets a held mass deletion take effect. cnsd holds a re-list or a change
+    of compute nodes that would remove more than mass_delete_share of a
+    zone's records; cnsadm status shows it. CAUSE is re-list or
+    compute-nodes. Confirm only when the VMs are really gone; otherwise fix
+    the cloud API and the hold clears by itself.
+
+EXAMPLES
+    cnsadm confirm re-list
+`,
+	"upgrade": `
+DESCRIPTION
+    Rewrites a configuration in RFD 1's spelling (dns_zones, slaves,
+    hidden_master, api_server) in the current one (forward_zones, peers,
+    hidden_primary, api) and writes it after the usual checks.
+
+OPTIONS
+    -n    print the result instead of writing it.
+
+EXAMPLES
+    cnsadm -config /opt/triton/cns/etc/config.json upgrade -n
+`,
+	"preview": `
+DESCRIPTION
+    Prints the records a VM would get under the configuration file, and the
+    reasons for them, computed as cnsd computes them, without a running
+    cnsd. VIEW.json is a VM view: {"vm": VMAPI VM, "owner": UFDS account,
+    "server": CNAPI server, "networks": {uuid: NAPI network}}.
+
+OPTIONS
+    -j    print the decision and the records as JSON.
+
+EXAMPLES
+    cnsadm -config cnsd.json preview web0.json
+`,
+	"bind-config": `
+DESCRIPTION
+    Prints BIND statements that make a BIND server a secondary of every
+    zone cnsd serves now (forward and reverse), or with -catalog of cnsd's
+    catalog zone, which lists every zone, reverse zones that appear later
+    included (BIND 9.18 or later; recommended).
+
+OPTIONS
+    -catalog           the catalog-zone set-up.
+    -primary ADDRESS   cnsd's address as the secondaries reach it (default:
+                       the first dns.listen address of the configuration).
+
+EXAMPLES
+    cnsadm bind-config -primary 192.0.2.1 > /etc/bind/cnsd-zones.conf
+    cnsadm bind-config -catalog -primary 192.0.2.1
+`,
+	"help": `
+DESCRIPTION
+    Prints the manual page of a command.
+`,
+}
