@@ -32,7 +32,7 @@ func BenchmarkBootstrap(b *testing.B) {
 		{Name: "dc1.cns.example.com", Networks: []string{"*"}},
 	}}}
 	w := newWorld(b, f)
-	w.level, w.limit = slog.LevelInfo, 10*time.Minute
+	w.level, w.limit = slog.LevelInfo, 3*time.Minute
 	want := 0
 	for _, recs := range oracle(b, f, s, w.clock.Now()) {
 		want += len(recs)
