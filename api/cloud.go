@@ -25,6 +25,19 @@ type Cloud interface {
 	// ConfirmDeletion releases the deletion held for cause; an error
 	// wrapping ErrNothingHeld means there is none.
 	ConfirmDeletion(cause string) error
+	// Feed reports the state of the cloud feed, for the metrics.
+	Feed() FeedStatus
+}
+
+// FeedStatus is the state of the writer's cloud feed.
+type FeedStatus struct {
+	Connected  bool      // the VMAPI changefeed is established
+	VMs        int       // VMs known
+	Unresolved int       // VMs waiting for a lookup
+	Queued     int       // changes received, not applied yet
+	Listings   int64     // complete VM listings applied
+	Commits    int64     // commits to the store
+	LastChange time.Time // when a change was last applied; zero: never
 }
 
 // ErrNothingHeld is wrapped by Cloud.ConfirmDeletion when no deletion is

@@ -50,6 +50,10 @@ func (f *fakeCloud) PendingRemovals() []PendingRemoval {
 
 func (f *fakeCloud) HeldDeletions() []HeldDeletion { return f.held }
 
+func (f *fakeCloud) Feed() FeedStatus {
+	return FeedStatus{Connected: true, VMs: 1, Listings: 2, Commits: 3, LastChange: time.Now().Add(-time.Minute)}
+}
+
 func (f *fakeCloud) ConfirmDeletion(cause string) error {
 	for i, h := range f.held {
 		if h.Cause == cause {
@@ -168,6 +172,7 @@ func TestCloudRoutes(t *testing.T) {
 		}},
 		{name: "metrics", method: "GET", url: writer + "/metrics", status: 200, check: func(t *testing.T, b []byte) {
 			for _, line := range []string{"cnsd_pending_removals 1", `cnsd_held_deletion_vms{cause="re-list"} 1`,
+				"cnsd_feed_changefeed_connected 1", "cnsd_feed_vms 1", "cnsd_feed_listings_total 2", "cnsd_commits_total 3",
 				`cnsd_held_deletion_records{cause="re-list",zone="example.test"} 30`} {
 				if !strings.Contains(string(b), line+"\n") {
 					t.Errorf("no line %q in:\n%s", line, grepCNSD(b))

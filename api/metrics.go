@@ -19,6 +19,8 @@ type collector struct {
 	peerSerial, peerLag, peerStale, notifySent, notifyFailed, peerXfr *prometheus.Desc
 
 	pending, heldVMs, heldRecords *prometheus.Desc
+
+	feedConnected, feedVMs, feedUnresolved, feedQueued, feedLag, listings, commits *prometheus.Desc
 }
 
 func newCollector(s *Server) *collector {
@@ -28,24 +30,31 @@ func newCollector(s *Server) *collector {
 		return prometheus.NewDesc("cnsd_"+name, help, labels, nil)
 	}
 	return &collector{s: s,
-		serial:       d("zone_serial", "The zone's current SOA serial.", zone...),
-		records:      d("zone_records", "Records the zone serves.", zone...),
-		journal:      d("zone_journal_entries", "Diffs kept in the zone's journal.", zone...),
-		journalBytes: d("zone_journal_bytes", "Approximate size of the zone's journal.", zone...),
-		queries:      d("dns_queries_total", "Queries answered, by response code.", "rcode"),
-		transfers:    d("dns_transfers_total", "Zone transfers completed, by what was sent.", "kind"),
-		refused:      d("dns_transfers_refused_total", "Zone transfers refused by the ACL or TSIG."),
-		msgs:         d("dns_transfer_messages_total", "Messages of completed zone transfers."),
-		xbytes:       d("dns_transfer_bytes_total", "Octets of completed zone transfers."),
-		peerSerial:   d("peer_confirmed_serial", "The serial the secondary was last seen serving.", peer...),
-		peerLag:      d("peer_behind_seconds", "How long the secondary has been behind the zone's serial (0 when current).", peer...),
-		peerStale:    d("peer_stale", "1 when the secondary has been behind for so long that it is no longer waited for.", peer...),
-		notifySent:   d("peer_notify_sent_total", "NOTIFY messages sent to the secondary, retries included.", peer...),
-		notifyFailed: d("peer_notify_failed_total", "NOTIFYs the secondary never answered, or answered with an error.", peer...),
-		peerXfr:      d("peer_transfers_total", "Transfers by the secondary, by kind.", "peer", "zone", "kind"),
-		pending:      d("pending_removals", "Self-removals the hysteresis policy has not let take effect yet (writer only)."),
-		heldVMs:      d("held_deletion_vms", "VMs whose records a held mass deletion keeps, by cause (writer only).", "cause"),
-		heldRecords:  d("held_deletion_records", "Records a held mass deletion would remove, by cause and zone (writer only).", "cause", "zone"),
+		serial:         d("zone_serial", "The zone's current SOA serial.", zone...),
+		records:        d("zone_records", "Records the zone serves.", zone...),
+		journal:        d("zone_journal_entries", "Diffs kept in the zone's journal.", zone...),
+		journalBytes:   d("zone_journal_bytes", "Approximate size of the zone's journal.", zone...),
+		queries:        d("dns_queries_total", "Queries answered, by response code.", "rcode"),
+		transfers:      d("dns_transfers_total", "Zone transfers completed, by what was sent.", "kind"),
+		refused:        d("dns_transfers_refused_total", "Zone transfers refused by the ACL or TSIG."),
+		msgs:           d("dns_transfer_messages_total", "Messages of completed zone transfers."),
+		xbytes:         d("dns_transfer_bytes_total", "Octets of completed zone transfers."),
+		peerSerial:     d("peer_confirmed_serial", "The serial the secondary was last seen serving.", peer...),
+		peerLag:        d("peer_behind_seconds", "How long the secondary has been behind the zone's serial (0 when current).", peer...),
+		peerStale:      d("peer_stale", "1 when the secondary has been behind for so long that it is no longer waited for.", peer...),
+		notifySent:     d("peer_notify_sent_total", "NOTIFY messages sent to the secondary, retries included.", peer...),
+		notifyFailed:   d("peer_notify_failed_total", "NOTIFYs the secondary never answered, or answered with an error.", peer...),
+		peerXfr:        d("peer_transfers_total", "Transfers by the secondary, by kind.", "peer", "zone", "kind"),
+		pending:        d("pending_removals", "Self-removals the hysteresis policy has not let take effect yet (writer only)."),
+		heldVMs:        d("held_deletion_vms", "VMs whose records a held mass deletion keeps, by cause (writer only).", "cause"),
+		heldRecords:    d("held_deletion_records", "Records a held mass deletion would remove, by cause and zone (writer only).", "cause", "zone"),
+		feedConnected:  d("feed_changefeed_connected", "1 while the VMAPI changefeed is established, 0 while cnsd re-lists instead (writer only)."),
+		feedVMs:        d("feed_vms", "VMs the writer follows."),
+		feedUnresolved: d("feed_unresolved_vms", "VMs whose owner, compute node or network lookup has not succeeded; they keep their records."),
+		feedQueued:     d("feed_queued_changes", "Changes received from the cloud and not applied yet."),
+		feedLag:        d("feed_last_change_age_seconds", "Seconds since the writer last applied a change or listing from the cloud."),
+		listings:       d("feed_listings_total", "Complete VM listings applied (each changefeed connection starts with one)."),
+		commits:        d("commits_total", "Commits of VM records to the store."),
 	}
 }
 
@@ -66,6 +75,20 @@ func (c *collector) collectCloud(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(len(cloud.PendingRemovals())))
+	f := cloud.Feed()
+	connected := 0.0
+	if f.Connected {
+		connected = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.feedConnected, prometheus.GaugeValue, connected)
+	ch <- prometheus.MustNewConstMetric(c.feedVMs, prometheus.GaugeValue, float64(f.VMs))
+	ch <- prometheus.MustNewConstMetric(c.feedUnresolved, prometheus.GaugeValue, float64(f.Unresolved))
+	ch <- prometheus.MustNewConstMetric(c.feedQueued, prometheus.GaugeValue, float64(f.Queued))
+	if !f.LastChange.IsZero() {
+		ch <- prometheus.MustNewConstMetric(c.feedLag, prometheus.GaugeValue, time.Since(f.LastChange).Seconds())
+	}
+	ch <- prometheus.MustNewConstMetric(c.listings, prometheus.CounterValue, float64(f.Listings))
+	ch <- prometheus.MustNewConstMetric(c.commits, prometheus.CounterValue, float64(f.Commits))
 	for _, h := range cloud.HeldDeletions() {
 		ch <- prometheus.MustNewConstMetric(c.heldVMs, prometheus.GaugeValue, float64(len(h.VMs)), h.Cause)
 		for _, z := range h.Zones {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/cnsd/cnsd/schema"
@@ -88,7 +89,13 @@ type VMSink interface {
 type VMAPI struct {
 	cfg VMAPIConfig
 	log *slog.Logger
+	// connected is set while a changefeed session is established.
+	connected atomic.Bool
 }
+
+// Connected reports whether the changefeed is established now (false
+// while cnsd re-lists periodically instead).
+func (v *VMAPI) Connected() bool { return v.connected.Load() }
 
 // NewVMAPI returns a follower of the VMAPI at cfg.URL; a nil log discards.
 func NewVMAPI(cfg VMAPIConfig, log *slog.Logger) *VMAPI {

@@ -29,7 +29,9 @@ func (v *VMAPI) Run(ctx context.Context, sink VMSink) error {
 				v.log.Info("changefeed established again; periodic re-listing stopped")
 				down = false
 			}
+			v.connected.Store(true)
 			listed, err := v.follow(ctx, ws, sink)
+			v.connected.Store(false)
 			ws.Close()
 			if ctx.Err() != nil {
 				break

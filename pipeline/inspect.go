@@ -67,3 +67,22 @@ func (p *Pipeline) pendingLocked() []PendingRemoval {
 	}
 	return out
 }
+
+// Stats are the pipeline's figures for the metrics.
+type Stats struct {
+	VMs        int       // VMs known
+	Unresolved int       // VMs waiting for a lookup
+	Queued     int       // changes received and not applied yet
+	Listings   int64     // complete listings applied
+	Commits    int64     // commits to the store
+	LastChange time.Time // when a change or listing was last applied
+}
+
+// Stats returns the pipeline's figures now.
+func (p *Pipeline) Stats() Stats {
+	queued := p.queue.len()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return Stats{VMs: len(p.vms), Unresolved: len(p.retry), Queued: queued, Listings: p.listings,
+		Commits: p.out.Commits(), LastChange: p.lastChange}
+}

@@ -23,6 +23,7 @@ func (p *Pipeline) loop(ctx context.Context) error {
 		case <-p.queue.kick:
 			for _, e := range p.queue.take() {
 				p.apply(ctx, e)
+				p.noteApplied(e)
 			}
 			p.queue.done()
 		case <-due.C:
@@ -57,6 +58,18 @@ func (p *Pipeline) reportUnresolved() {
 		p.log.Warn("VMs unresolved: a lookup failed, they keep their records and are retried",
 			"vms", n, "example", uuid, "reasons", why)
 		return
+	}
+}
+
+// noteApplied counts what the metrics report of a change applied.
+func (p *Pipeline) noteApplied(e event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.listing != nil {
+		p.listings++
+	}
+	if e.listing != nil || e.changed != nil || e.gone != "" {
+		p.lastChange = time.Now()
 	}
 }
 

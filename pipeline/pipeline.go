@@ -113,6 +113,8 @@ type Pipeline struct {
 	holds    map[string]*hold
 	// lastUnresolved is len(retry) when it was last logged.
 	lastUnresolved int
+	listings       int64     // complete listings applied
+	lastChange     time.Time // when a change or listing was last applied
 }
 
 var _ feed.VMSink = (*Pipeline)(nil)

@@ -55,6 +55,12 @@ func (q *queue) done() {
 	q.mu.Unlock()
 }
 
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.events)
+}
+
 func (q *queue) empty() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()

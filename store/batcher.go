@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cnsd/cnsd/zonegen"
@@ -30,6 +31,7 @@ type Batcher struct {
 	log      *slog.Logger
 	now      func() time.Time
 	kick     chan struct{} // capacity 1: something was added
+	commits  atomic.Int64  // commits that succeeded
 
 	// commitMu is held from taking the pending contributions until they
 	// are committed or put back, so that an older batch can never be
@@ -106,6 +108,9 @@ func (b *Batcher) AddAll(cs []zonegen.Contribution) {
 		}
 	}
 }
+
+// Commits returns how many commits the Batcher made.
+func (b *Batcher) Commits() int64 { return b.commits.Load() }
 
 // Pending returns how many VMs wait to be committed, counting those of a
 // commit under way.

@@ -58,6 +58,7 @@ func (b *Batcher) commitDue(ctx context.Context) error {
 		b.putBack(batch)
 		return err
 	}
+	b.commits.Add(1)
 	b.log.Debug("committed", "vms", len(batch), "zones", len(diffs))
 	return nil
 }

@@ -59,6 +59,8 @@ func (f *fakeCloud) HeldDeletions() []api.HeldDeletion {
 	return []api.HeldDeletion{{Cause: "re-list", Since: mustTime(testClock), VMs: []string{testVM},
 		Zones: []api.HeldZone{{Zone: testZone + ".", Removed: 30, Records: 40}}}}
 }
+func (f *fakeCloud) Feed() api.FeedStatus { return api.FeedStatus{Connected: true} }
+
 func (f *fakeCloud) ConfirmDeletion(cause string) error {
 	if cause != "re-list" {
 		return fmt.Errorf("%w for %q", api.ErrNothingHeld, cause)

@@ -54,7 +54,7 @@ func followCloud(ctx context.Context, st *store.Store, conf *running, log *slog.
 	conf.pipeline.Store(p)
 	defer conf.pipeline.Store(nil)
 	if conf.api != nil {
-		conf.api.SetCloud(cloudView{p})
+		conf.api.SetCloud(cloudView{p: p, connected: vmapi.Connected})
 		defer conf.api.SetCloud(nil)
 	}
 	// A reload may have come between reading cfg and publishing p.

@@ -108,6 +108,7 @@ func TestCloudConfiguredNeedsEveryAPI(t *testing.T) {
 type overCloud struct {
 	cloud       *mockcloud.Cloud
 	dns, api    string
+	config      string // the configuration file
 	stderr      *syncBuffer
 	writeConfig func(zones string)
 }
@@ -124,7 +125,7 @@ func startOverCloud(t *testing.T, zones string) *overCloud {
 	dir := t.TempDir()
 	ports := freePorts(t, 2)
 	cfgPath := filepath.Join(dir, "cnsd.json")
-	c := &overCloud{cloud: cloud, dns: fmt.Sprintf("127.0.0.1:%d", ports[0]),
+	c := &overCloud{cloud: cloud, config: cfgPath, dns: fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		api: fmt.Sprintf("http://127.0.0.1:%d", ports[1]), stderr: &syncBuffer{}}
 	c.writeConfig = func(zones string) {
 		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",

@@ -12,7 +12,16 @@ import (
 
 // cloudView shows the pipeline to the API in the API's own types, so that
 // the API never imports the packages upstream of the store.
-type cloudView struct{ p *pipeline.Pipeline }
+type cloudView struct {
+	p         *pipeline.Pipeline
+	connected func() bool // the changefeed's state
+}
+
+func (c cloudView) Feed() api.FeedStatus {
+	s := c.p.Stats()
+	return api.FeedStatus{Connected: c.connected(), VMs: s.VMs, Unresolved: s.Unresolved, Queued: s.Queued,
+		Listings: s.Listings, Commits: s.Commits, LastChange: s.LastChange}
+}
 
 var _ api.Cloud = cloudView{}
 

@@ -65,7 +65,8 @@ func TestAPIRoutesOverCloud(t *testing.T) {
 			}
 		}},
 		{"GET", "/metrics", "", 200, func(t *testing.T, b []byte) {
-			for _, want := range []string{`cnsd_zone_serial{zone="cloud.example.test"}`, "cnsd_pending_removals 0"} {
+			for _, want := range []string{`cnsd_zone_serial{zone="cloud.example.test"}`, "cnsd_pending_removals 0",
+				"cnsd_feed_changefeed_connected 1", "cnsd_feed_vms 1", "cnsd_feed_unresolved_vms 0", "cnsd_feed_listings_total 1"} {
 				if !strings.Contains(string(b), want) {
 					t.Errorf("no %q in the metrics", want)
 				}
