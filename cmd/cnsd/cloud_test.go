@@ -20,19 +20,20 @@ import (
 )
 
 const (
-	cloudOwner = "a11ce000-0000-4000-8000-000000000001"
-	cloudVM    = "00000001-0000-4000-8000-000000000001"
-	cloudNet   = "e0000000-0000-4000-8000-00000000000e"
+	cloudOwner  = "a11ce000-0000-4000-8000-000000000001"
+	cloudVM     = "00000001-0000-4000-8000-000000000001"
+	cloudNet    = "e0000000-0000-4000-8000-00000000000e"
+	cloudServer = "c0000001-0000-4000-8000-00000000000c"
 )
 
 func cloudFixture() *mockcloud.Fixture {
 	now := time.Now().UTC()
 	return &mockcloud.Fixture{
 		Users: []mockcloud.User{{UUID: cloudOwner, Login: "alice", TritonCNSEnabled: "true", ApprovedForProvisioning: "true"}},
-		Servers: []mockcloud.Server{{UUID: "c0000001-0000-4000-8000-00000000000c", Hostname: "cn1", Status: "running",
+		Servers: []mockcloud.Server{{UUID: cloudServer, Hostname: "cn1", Status: "running",
 			Setup: true, LastBoot: now.Add(-48 * time.Hour).Format(time.RFC3339), LastHeartbeat: now.Format(time.RFC3339)}},
 		Networks: []mockcloud.Network{{UUID: cloudNet, Name: "external", Family: "ipv4", NICTag: "external", Subnet: "192.0.2.0/24"}},
-		VMs: []mockcloud.VM{{UUID: cloudVM, Alias: "web1", OwnerUUID: cloudOwner, ServerUUID: "c0000001-0000-4000-8000-00000000000c",
+		VMs: []mockcloud.VM{{UUID: cloudVM, Alias: "web1", OwnerUUID: cloudOwner, ServerUUID: cloudServer,
 			State: "running", Brand: "joyent", Tags: map[string]any{"triton.cns.services": "web"},
 			NICs: []mockcloud.NIC{{Interface: "net0", MAC: "90:b8:d0:00:00:11", NICTag: "external", IP: "192.0.2.11", NetworkUUID: cloudNet}}}},
 	}
@@ -129,9 +130,9 @@ func startOverCloud(t *testing.T, zones string) *overCloud {
 		api: fmt.Sprintf("http://127.0.0.1:%d", ports[1]), stderr: &syncBuffer{}}
 	c.writeConfig = func(zones string) {
 		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
-  "forward_zones": {%s}, "allow_transfer": ["192.0.2.0/24"],
+  "forward_zones": {%s}, "allow_transfer": ["192.0.2.0/24", "127.0.0.1"],
   "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"},
-  "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},
+  "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q, "poll_seconds": 1}, "napi_opts": {"url": %q},
   "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`, zones,
 			filepath.Join(dir, "cnsd.db"), ports[0], ports[1], cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
 		// Written whole under another name and renamed, as cnsadm does,

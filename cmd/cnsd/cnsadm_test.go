@@ -12,11 +12,8 @@ import (
 // (the built binary), against a cnsd running over the simulated cloud.
 // Configuration edits go to cnsd's file, and cnsd applies them.
 func TestCnsadmOverCloud(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "cnsadm")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cnsadm").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	c := startOverCloud(t, `"cloud.example.test": {"networks": ["*"]}`)
+	cnsadm := cnsadmFor(t, c)
 	inst := cloudVM + ".inst." + cloudOwner + ".cloud.example.test"
 	waitFor(t, "the VM's name", func() bool { return answers(c.dns, inst+".", "192.0.2.11") })
 	view := filepath.Join(t.TempDir(), "view.json")
@@ -25,11 +22,6 @@ func TestCnsadmOverCloud(t *testing.T) {
   "owner": {"uuid": "`+cloudOwner+`", "login": "alice", "triton_cns_enabled": "true", "approved_for_provisioning": "true"},
   "networks": {"`+cloudNet+`": {"uuid": "`+cloudNet+`", "name": "external"}}}`), 0o644); err != nil {
 		t.Fatal(err)
-	}
-	cnsadm := func(args ...string) (string, error) {
-		cmd := exec.Command(bin, append([]string{"-api", c.api, "-config", c.config, "-no-resolve"}, args...)...)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
 	}
 	tests := []struct {
 		args    []string
@@ -47,9 +39,15 @@ func TestCnsadmOverCloud(t *testing.T) {
 		{[]string{"zones", "add", "ext.example.test", "networks=" + cloudNet}, false, []string{"wrote"}},
 		{[]string{"zones", "edit", "ext.example.test", "peers+=192.0.2.53"}, false, []string{"wrote"}},
 		{[]string{"zones", "add", "bad.example.test", "networks=*"}, true, []string{"second catch-all"}},
+		{[]string{"zones", "add", "tmp.example.test", "networks=" + cloudNet}, false, []string{"wrote"}},
+		{[]string{"zones", "rename", "tmp.example.test", "tmp2.example.test"}, false, []string{"wrote"}},
+		{[]string{"zones", "show", "tmp2.example.test"}, false, []string{cloudNet}},
+		{[]string{"zones", "remove", "tmp2.example.test"}, false, []string{"wrote"}},
+		{[]string{"zones", "show", "tmp2.example.test"}, true, []string{"tmp2.example.test"}},
 		{[]string{"config", "edit", "use_alias=true"}, false, []string{"wrote"}},
 		{[]string{"config", "show"}, false, []string{`"use_alias": true`, `"ext.example.test"`}},
 		{[]string{"upgrade", "-n"}, false, []string{`"forward_zones"`}},
+		{[]string{"upgrade"}, false, nil},
 		// The network now has a zone of its own, which wins over the catch-all.
 		{[]string{"preview", view}, false, []string{cloudVM + ".inst." + cloudOwner + ".ext.example.test.\tA\t192.0.2.11"}},
 		{[]string{"bind-config"}, false, []string{`zone "cloud.example.test"`, "primaries { 127.0.0.1 port"}},
@@ -76,5 +74,20 @@ func TestCnsadmOverCloud(t *testing.T) {
 	out, _ := cnsadm("zones")
 	if !strings.Contains(out, "ext.example.test") || !strings.Contains(out, "192.0.2.53") {
 		t.Errorf("zones after the edits:\n%s", out)
+	}
+}
+
+// cnsadmFor builds the cnsadm binary and returns a function that runs it
+// against c's API and configuration file, returning its combined output.
+func cnsadmFor(t *testing.T, c *overCloud) func(args ...string) (string, error) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "cnsadm")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cnsadm").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return func(args ...string) (string, error) {
+		cmd := exec.Command(bin, append([]string{"-api", c.api, "-config", c.config, "-no-resolve"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
 	}
 }
