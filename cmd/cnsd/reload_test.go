@@ -81,8 +81,9 @@ func TestReloadDuringTransfer(t *testing.T) {
 	ports := freePorts(t, 2)
 	cfgPath := filepath.Join(dir, "cnsd.json")
 	public := f.NetworkPools[0].UUID
-	write := func(zones string) {
-		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
+	// extra is more top-level members, each with a trailing comma.
+	write := func(zones string, extra ...string) {
+		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test", `+strings.Join(extra, "")+`
   "forward_zones": {%s}, "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"},
   "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},
   "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`, zones, filepath.Join(dir, "cnsd.db"), ports[0], ports[1],
@@ -134,20 +135,33 @@ func TestReloadDuringTransfer(t *testing.T) {
 		}
 	}()
 
+	const keyName, secret = "xfr-key", "c2VjcmV0IG9mIHRoZSByZWxvYWQgdGVzdA=="
 	steps := []struct {
 		what, zones string
+		extra       []string
 		done        func() bool
 	}{
 		{"zone added", `"all.example.test": {"networks": ["*"]}, "pub.example.test": {"networks": ["` + public + `"]}`,
-			func() bool { return axfrCount(addr, "pub.example.test.") > 2 }},
+			nil, func() bool { return axfrCount(addr, "pub.example.test.") > 2 }},
 		{"zone remapped", `"all.example.test": {"networks": ["*"]}, "pub.example.test": {"networks": ["` + f.NetworkPools[1].UUID + `"]}`,
-			func() bool { return serialOf(addr, big) != serial && axfrCount(addr, "pub.example.test.") > 2 }},
+			nil, func() bool { return serialOf(addr, big) != serial && axfrCount(addr, "pub.example.test.") > 2 }},
 		{"secondary added", `"all.example.test": {"networks": ["*"], "peers": ["ns2.example.test"]}, "pub.example.test": {"networks": ["` + f.NetworkPools[1].UUID + `"]}`,
-			func() bool { r := ask(addr, big, dns.TypeNS); return r != nil && len(r.Answer) == 2 }},
+			nil, func() bool { r := ask(addr, big, dns.TypeNS); return r != nil && len(r.Answer) == 2 }},
+		{"TSIG key added and required", `"all.example.test": {"networks": ["*"], "peers": ["ns2.example.test"]}, "pub.example.test": {"networks": ["` +
+			f.NetworkPools[1].UUID + `"], "tsig_key": "` + keyName + `", "require_tsig": true}`,
+			[]string{`"tsig_keys": {"` + keyName + `": {"algorithm": "hmac-sha256", "secret": "` + secret + `"}},`},
+			func() bool {
+				return axfrCount(addr, "pub.example.test.") == -1 && signedAXFRCount(addr, "pub.example.test.", keyName, secret) > 2
+			}},
 	}
 	for _, s := range steps {
-		write(s.zones)
+		before := serialOf(addr, big)
+		write(s.zones, s.extra...)
 		waitFor(t, s.what, s.done)
+		// The NS set is zone content: a new secondary is a new serial.
+		if s.what == "secondary added" && serialOf(addr, big) == before {
+			t.Errorf("%s: the NS records changed but the serial stayed %d", s.what, before)
+		}
 	}
 	write(`{"my_name": 1}`)
 	waitFor(t, "the invalid file to be refused", func() bool {
@@ -215,4 +229,25 @@ func TestShutdownFinishesTransfer(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("cnsd: %v\n%s", err, stderr.String())
 	}
+}
+
+// signedAXFRCount transfers zone with a request signed by the HMAC-SHA256
+// key name and returns its records, or -1.
+func signedAXFRCount(addr, zone, name, secret string) int {
+	key := dns.Fqdn(name)
+	m := new(dns.Msg)
+	m.SetAxfr(zone)
+	m.SetTsig(key, dns.HmacSHA256, 300, time.Now().Unix())
+	ch, err := (&dns.Transfer{TsigSecret: map[string]string{key: secret}}).In(m, addr)
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for env := range ch {
+		if env.Error != nil {
+			return -1
+		}
+		n += len(env.RR)
+	}
+	return n
 }
