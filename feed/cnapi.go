@@ -129,7 +129,7 @@ func (c *CNAPI) Run(ctx context.Context, onChange func(changed []zonegen.Server)
 // listing failed, and the failure is logged only when it starts.
 func (c *CNAPI) poll(ctx context.Context) (changed []zonegen.Server, ok bool) {
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
-	body, err := c.rest.get(rctx, serversPath)
+	body, err := c.rest.getAllPages(rctx, serversPath)
 	cancel()
 	var list []zonegen.Server
 	var bad []badEntry

@@ -134,7 +134,7 @@ func (n *NAPI) Pools(ctx context.Context) ([]Pool, error) {
 }
 
 func (n *NAPI) fetchPools(ctx context.Context) ([]Pool, error) {
-	body, err := n.rest.get(ctx, "/network_pools")
+	body, err := n.rest.getAllPages(ctx, "/network_pools")
 	if err != nil {
 		return nil, err
 	}

@@ -24,9 +24,13 @@ func wantsSysinfo(r *http.Request) bool {
 	return slices.Contains(extras, "sysinfo") || slices.Contains(extras, "all")
 }
 
-// listServers serves CNAPI GET /servers; setup=true|false filters, other
-// parameters are ignored.
+// listServers serves CNAPI GET /servers a page (limit, offset) at a time;
+// setup=true|false filters, other parameters are ignored.
 func (c *Cloud) listServers(w http.ResponseWriter, r *http.Request) {
+	limit, offset, ok := pageOf(w, r.URL.Query())
+	if !ok {
+		return
+	}
 	setup := r.URL.Query().Get("setup")
 	sysinfo := wantsSysinfo(r)
 	c.mu.Lock()
@@ -38,7 +42,7 @@ func (c *Cloud) listServers(w http.ResponseWriter, r *http.Request) {
 		out = append(out, serverView(s, sysinfo))
 	}
 	c.mu.Unlock()
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, page(out, limit, offset))
 }
 
 // getServer serves CNAPI GET /servers/:uuid, which always includes sysinfo.

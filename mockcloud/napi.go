@@ -7,9 +7,14 @@ import (
 )
 
 // listNetworks serves NAPI GET /networks with the filters a client uses to
-// guess a NIC's network: name, nic_tag, vlan_id, fabric.
+// guess a NIC's network: name, nic_tag, vlan_id, fabric; a page (limit,
+// offset) at a time.
 func (c *Cloud) listNetworks(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	limit, offset, ok := pageOf(w, q)
+	if !ok {
+		return
+	}
 	c.mu.Lock()
 	out := []Network{}
 	for _, n := range c.networks {
@@ -22,7 +27,7 @@ func (c *Cloud) listNetworks(w http.ResponseWriter, r *http.Request) {
 		out = append(out, *n)
 	}
 	c.mu.Unlock()
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, page(out, limit, offset))
 }
 
 func (c *Cloud) getNetwork(w http.ResponseWriter, r *http.Request) {
@@ -38,14 +43,19 @@ func (c *Cloud) getNetwork(w http.ResponseWriter, r *http.Request) {
 	writeError(w, http.StatusNotFound, "ResourceNotFound", "network not found")
 }
 
+// listPools serves NAPI GET /network_pools a page (limit, offset) at a time.
 func (c *Cloud) listPools(w http.ResponseWriter, r *http.Request) {
+	limit, offset, ok := pageOf(w, r.URL.Query())
+	if !ok {
+		return
+	}
 	c.mu.Lock()
 	out := []Pool{}
 	for _, p := range c.pools {
 		out = append(out, *p)
 	}
 	c.mu.Unlock()
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, http.StatusOK, page(out, limit, offset))
 }
 
 func (c *Cloud) getPool(w http.ResponseWriter, r *http.Request) {

@@ -61,6 +61,16 @@ func TestRoutes(t *testing.T) {
 			}},
 		{name: "unknown network", path: "/networks/nope", status: 404, check: isError("ResourceNotFound")},
 		{name: "pools", path: "/network_pools", status: 200, check: hasLen(len(f.NetworkPools))},
+		{name: "second page of pools", path: "/network_pools?limit=1&offset=1", status: 200, check: func(t *testing.T, body any) {
+			if l := body.([]any); len(l) != 1 || l[0].(map[string]any)["uuid"] != f.NetworkPools[1].UUID {
+				t.Errorf("page %v, want only pool %s", l, f.NetworkPools[1].UUID)
+			}
+		}},
+		{name: "pools past the end", path: "/network_pools?offset=1000", status: 200, check: hasLen(0)},
+		{name: "servers limit 0", path: "/servers?limit=0", status: 400, check: isError("InvalidParameters")},
+		{name: "servers limit 1001", path: "/servers?limit=1001", status: 400, check: isError("InvalidParameters")},
+		{name: "networks offset -1", path: "/networks?offset=-1", status: 400, check: isError("InvalidParameters")},
+		{name: "servers page", path: "/servers?limit=2&offset=1", status: 200, check: hasLen(min(2, len(f.Servers)-1))},
 		{name: "one pool", path: "/network_pools/" + f.NetworkPools[0].UUID, status: 200, check: hasField("name", "public")},
 		{name: "unknown pool", path: "/network_pools/nope", status: 404, check: isError("ResourceNotFound")},
 		{name: "nic by mac", path: "/nics/" + mac, status: 200, check: hasField("owner_uuid", owner)},
