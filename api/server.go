@@ -40,7 +40,7 @@ var _ DNS = (*xfr.Server)(nil)
 type Server struct {
 	zones Zones
 	dns   DNS
-	token string
+	token atomic.Pointer[string]
 	log   *slog.Logger
 	mux   *http.ServeMux
 	cloud atomic.Pointer[Cloud]
@@ -53,7 +53,8 @@ func New(zones Zones, dns DNS, token string, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{zones: zones, dns: dns, token: token, log: log.With("component", "api"), mux: http.NewServeMux()}
+	s := &Server{zones: zones, dns: dns, log: log.With("component", "api"), mux: http.NewServeMux()}
+	s.SetToken(token)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(newCollector(s), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.mux.HandleFunc("GET /ping", s.ping)
@@ -71,6 +72,10 @@ func New(zones Zones, dns DNS, token string, log *slog.Logger) *Server {
 	return s
 }
 
+// SetToken makes token the one clients must present from the next request
+// on ("" lets every request in), as a configuration reload does.
+func (s *Server) SetToken(token string) { s.token.Store(&token) }
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
 
 func (s *Server) ping(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }
@@ -78,9 +83,9 @@ func (s *Server) ping(w http.ResponseWriter, r *http.Request) { w.WriteHeader(ht
 // authorized checks the bearer token before h.
 func (s *Server) authorized(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.token != "" {
+		if token := *s.token.Load(); token != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) != 1 {
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
 				s.fail(w, r, errUnauthorized)
 				return
 			}

@@ -112,6 +112,9 @@ type overCloud struct {
 	config      string // the configuration file
 	stderr      *syncBuffer
 	writeConfig func(zones string)
+	// token and dnsListen, when set, are written as api.token and
+	// instead of the DNS address cnsd was started on.
+	token, dnsListen string
 }
 
 // startOverCloud runs cnsd with the embedded store over the simulated
@@ -129,12 +132,19 @@ func startOverCloud(t *testing.T, zones string) *overCloud {
 	c := &overCloud{cloud: cloud, config: cfgPath, dns: fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		api: fmt.Sprintf("http://127.0.0.1:%d", ports[1]), stderr: &syncBuffer{}}
 	c.writeConfig = func(zones string) {
+		dnsListen, token := c.dns, ""
+		if c.dnsListen != "" {
+			dnsListen = c.dnsListen
+		}
+		if c.token != "" {
+			token = fmt.Sprintf(`, "token": %q`, c.token)
+		}
 		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
   "forward_zones": {%s}, "allow_transfer": ["192.0.2.0/24", "127.0.0.1"],
-  "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"},
+  "store": {"path": %q}, "dns": {"listen": [%q]}, "api": {"listen": "127.0.0.1:%d"%s},
   "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q, "poll_seconds": 1}, "napi_opts": {"url": %q},
   "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`, zones,
-			filepath.Join(dir, "cnsd.db"), ports[0], ports[1], cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
+			filepath.Join(dir, "cnsd.db"), dnsListen, ports[1], token, cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
 		// Written whole under another name and renamed, as cnsadm does,
 		// so cnsd never reads half a file.
 		tmp := cfgPath + ".new"

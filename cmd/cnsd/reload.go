@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"os"
+	"reflect"
 	"time"
 
 	"github.com/cnsd/cnsd/schema"
@@ -62,11 +63,44 @@ func reload(data []byte, path string, log *slog.Logger, dnsSrv *xfr.Server, conf
 		log.Error("configuration not reloaded; the running one stays", "file", path, "err", err)
 		return
 	}
+	old := conf.cfg.Load()
 	conf.cfg.Store(cfg)
 	dnsSrv.SetConfig(cfg)
+	if conf.api != nil {
+		conf.api.SetToken(cfg.API.Token)
+	}
 	if zones := conf.zones.Load(); zones != nil {
 		zones.SetConfig(cfg)
 	}
 	conf.applySettings(cfg)
 	log.Info("configuration reloaded", "file", path)
+	if old != nil {
+		for _, key := range startOnlyChanges(old, cfg) {
+			log.Warn("setting changed in the file is read at start only; restart cnsd to apply it", "file", path, "key", key)
+		}
+	}
+}
+
+// startOnlyChanges names the settings read only when cnsd starts that
+// differ between old and next.
+func startOnlyChanges(old, next *schema.Config) []string {
+	var keys []string
+	for _, s := range []struct {
+		key  string
+		a, b any
+	}{
+		{"dns.listen", old.DNS.Listen, next.DNS.Listen},
+		{"api.listen", old.API.Listen, next.API.Listen},
+		{"store", old.Store, next.Store},
+		{"vmapi_opts", old.VMAPI, next.VMAPI},
+		{"ufds_opts", old.UFDS, next.UFDS},
+		{"cnapi_opts", old.CNAPI, next.CNAPI},
+		{"napi_opts", old.NAPI, next.NAPI},
+		{"changefeed_opts", old.Changefeed, next.Changefeed},
+	} {
+		if !reflect.DeepEqual(s.a, s.b) {
+			keys = append(keys, s.key)
+		}
+	}
+	return keys
 }

@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/cnsd/cnsd/mockcloud"
 	"github.com/cnsd/cnsd/mockcloud/ufdstest"
+	"github.com/cnsd/cnsd/schema"
 )
 
 // slowAXFR starts a transfer of zone from addr over a connection with a
@@ -250,4 +253,74 @@ func signedAXFRCount(addr, zone, name, secret string) int {
 		n += len(env.RR)
 	}
 	return n
+}
+
+// TestReloadTokenAndStartOnlySettings: a bearer token set in the file
+// guards the API from the reload on; a changed listen address is named in
+// the log as needing a restart, and the running one keeps serving.
+func TestReloadTokenAndStartOnlySettings(t *testing.T) {
+	c := startOverCloud(t, `"cloud.example.test": {"networks": ["*"]}`)
+	status := func(token string) int {
+		req, _ := http.NewRequest("GET", c.api+"/zones", nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	waitFor(t, "the API", func() bool { return status("") == http.StatusOK })
+	c.token, c.dnsListen = "s3cret", "127.0.0.1:1"
+	c.writeConfig(`"cloud.example.test": {"networks": ["*"]}`)
+	waitFor(t, "the token to be required", func() bool { return status("") == http.StatusUnauthorized })
+	if got := status("s3cret"); got != http.StatusOK {
+		t.Errorf("GET /zones with the new token: %d", got)
+	}
+	waitFor(t, "the log line naming dns.listen", func() bool {
+		return strings.Contains(c.stderr.String(), "restart cnsd to apply it") && strings.Contains(c.stderr.String(), "key=dns.listen")
+	})
+	if strings.Contains(c.stderr.String(), "key=api.listen") {
+		t.Error("an unchanged api.listen is reported as changed")
+	}
+	if !soa(c.dns, "cloud.example.test.") {
+		t.Error("the running DNS listener stopped answering")
+	}
+}
+
+func TestStartOnlyChanges(t *testing.T) {
+	base := func() *schema.Config {
+		cfg, err := schema.Parse([]byte(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
+  "forward_zones": {"a.example.test": {"networks": ["*"]}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	tests := []struct {
+		name   string
+		change func(*schema.Config)
+		want   []string
+	}{
+		{"nothing", func(*schema.Config) {}, nil},
+		{"zones and TTLs are reloaded", func(c *schema.Config) { c.TTL.Record = time.Minute; c.UseAlias = true }, nil},
+		{"token is reloaded", func(c *schema.Config) { c.API.Token = "t" }, nil},
+		{"listen addresses", func(c *schema.Config) {
+			c.DNS.Listen = []string{"127.0.0.1:5353"}
+			c.API.Listen = []string{"127.0.0.1:9"}
+		}, []string{"dns.listen", "api.listen"}},
+		{"store", func(c *schema.Config) { c.Store.Redis = "redis://127.0.0.1:6379" }, []string{"store"}},
+		{"cnapi", func(c *schema.Config) { c.CNAPI.PollInterval = time.Second }, []string{"cnapi_opts"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			next := base()
+			tc.change(next)
+			if got := startOnlyChanges(base(), next); !slices.Equal(got, tc.want) {
+				t.Errorf("startOnlyChanges = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }
