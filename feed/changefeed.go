@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -16,15 +17,21 @@ import (
 var vmSubResources = []string{"alias", "customer_metadata", "destroyed", "nics",
 	"owner_uuid", "server_uuid", "state", "tags"}
 
-// changefeedRegistration is the v1 registration frame; v1 because cnsd
-// follows one resource, and every publisher version accepts it.
+// changefeedKind is one resource and the fields of it followed.
+type changefeedKind struct {
+	Resource     string   `json:"resource"`
+	SubResources []string `json:"subResources"`
+}
+
+// changefeedRegistration is the registration frame: v1 names one
+// changeKind, v2 a list of resources. cnsd registers the v1 way first,
+// since cnsd follows one resource and every publisher so far accepts it,
+// and the v2 way once a publisher refuses the v1 Accept-Version.
 type changefeedRegistration struct {
-	Instance   string `json:"instance"`
-	Service    string `json:"service"`
-	ChangeKind struct {
-		Resource     string   `json:"resource"`
-		SubResources []string `json:"subResources"`
-	} `json:"changeKind"`
+	Instance   string           `json:"instance"`
+	Service    string           `json:"service"`
+	ChangeKind *changefeedKind  `json:"changeKind,omitempty"`
+	Resources  []changefeedKind `json:"resources,omitempty"`
 }
 
 // errChangefeedRefused: the publisher closed the feed instead of
@@ -41,6 +48,11 @@ func (v *VMAPI) connect(ctx context.Context) (*websocket.Conn, error) {
 		return nil, fmt.Errorf("changefeed probe: %w", err)
 	}
 	ws, err := v.dial(ctx)
+	if errors.Is(err, errVersionRefused) && !v.v2.Load() {
+		v.log.Info("the changefeed publisher refused the v1 registration; registering the v2 way", "err", err)
+		v.v2.Store(true)
+		ws, err = v.dial(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -63,23 +75,42 @@ func (v *VMAPI) dial(ctx context.Context) (*websocket.Conn, error) {
 		d.Proxy = t.Proxy
 	}
 	u := "ws" + strings.TrimPrefix(strings.TrimSuffix(v.cfg.URL, "/"), "http") + "/changefeeds"
-	h := http.Header{"Accept-Version": {"~1"}}
-	ws, resp, err := d.DialContext(ctx, u, h)
+	version := "~1"
+	if v.v2.Load() {
+		version = "~2"
+	}
+	ws, resp, err := d.DialContext(ctx, u, http.Header{"Accept-Version": {version}})
+	var refusal *APIError
 	if resp != nil && resp.Body != nil {
+		if err != nil && resp.StatusCode >= 400 {
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+			refusal = apiError(u, resp.StatusCode, body)
+		}
 		resp.Body.Close()
 	}
+	if refusal != nil && (refusal.Code == "InvalidVersion" || resp.StatusCode == http.StatusNotAcceptable) {
+		return nil, fmt.Errorf("changefeed dial with Accept-Version %s: %w: %w", version, errVersionRefused, refusal)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("changefeed dial: %w", err)
+		return nil, fmt.Errorf("changefeed dial with Accept-Version %s: %w", version, err)
 	}
 	return ws, nil
 }
 
+// errVersionRefused: the publisher does not speak the registration
+// version asked for in Accept-Version.
+var errVersionRefused = errors.New("registration version refused")
+
 // register sends the registration and waits, at most Silence, for the
 // bootstrap frame.
 func (v *VMAPI) register(ws *websocket.Conn) error {
-	var r changefeedRegistration
-	r.Instance, r.Service = v.cfg.Instance, "cns"
-	r.ChangeKind.Resource, r.ChangeKind.SubResources = "vm", vmSubResources
+	r := changefeedRegistration{Instance: v.cfg.Instance, Service: "cns"}
+	kind := changefeedKind{Resource: "vm", SubResources: vmSubResources}
+	if v.v2.Load() {
+		r.Resources = []changefeedKind{kind}
+	} else {
+		r.ChangeKind = &kind
+	}
 	ws.SetWriteDeadline(time.Now().Add(v.cfg.Silence))
 	if err := ws.WriteJSON(r); err != nil {
 		return fmt.Errorf("changefeed register: %w", err)

@@ -91,6 +91,9 @@ type VMAPI struct {
 	log *slog.Logger
 	// connected is set while a changefeed session is established.
 	connected atomic.Bool
+	// v2 is set once the publisher refused the v1 registration's
+	// Accept-Version; every later connection registers the v2 way.
+	v2 atomic.Bool
 }
 
 // Connected reports whether the changefeed is established now (false

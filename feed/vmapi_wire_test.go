@@ -11,22 +11,72 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/cnsd/cnsd/mockcloud"
+	"github.com/cnsd/cnsd/zonegen"
 )
 
-// TestChangefeedRegistrationFrame: the v1 frame, byte for byte what the
-// reference client of a cns service sends.
+// TestChangefeedRegistrationFrame: the v1 and v2 frames, byte for byte
+// what the reference client of a cns service sends.
 func TestChangefeedRegistrationFrame(t *testing.T) {
-	var r changefeedRegistration
-	r.Instance, r.Service = "i1", "cns"
-	r.ChangeKind.Resource, r.ChangeKind.SubResources = "vm", vmSubResources
-	got, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
+	kind := changefeedKind{Resource: "vm", SubResources: vmSubResources}
+	const subs = `{"resource":"vm","subResources":["alias","customer_metadata","destroyed","nics","owner_uuid","server_uuid","state","tags"]}`
+	tests := []struct {
+		name string
+		r    changefeedRegistration
+		want string
+	}{
+		{"v1", changefeedRegistration{Instance: "i1", Service: "cns", ChangeKind: &kind},
+			`{"instance":"i1","service":"cns","changeKind":` + subs + `}`},
+		{"v2", changefeedRegistration{Instance: "i1", Service: "cns", Resources: []changefeedKind{kind}},
+			`{"instance":"i1","service":"cns","resources":[` + subs + `]}`},
 	}
-	want := `{"instance":"i1","service":"cns","changeKind":{"resource":"vm","subResources":` +
-		`["alias","customer_metadata","destroyed","nics","owner_uuid","server_uuid","state","tags"]}}`
-	if string(got) != want {
-		t.Errorf("registration\n%s\nwant\n%s", got, want)
+	for _, tc := range tests {
+		got, err := json.Marshal(tc.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != tc.want {
+			t.Errorf("%s registration\n%s\nwant\n%s", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestVMAPIRegistersV2WhenV1Refused: a publisher that answers the v1
+// Accept-Version with 400 InvalidVersion gets the v2 registration, and
+// changes flow; reconnections go straight to v2.
+func TestVMAPIRegistersV2WhenV1Refused(t *testing.T) {
+	c := mockcloud.New(mockcloud.Generate(mockcloud.GenOptions{VMs: 20, Accounts: 4, Servers: 3, Seed: 7}),
+		&mockcloud.Options{ChangefeedV2Only: true})
+	var mu sync.Mutex
+	var versions []string
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if websocket.IsWebSocketUpgrade(r) {
+			mu.Lock()
+			versions = append(versions, r.Header.Get("Accept-Version"))
+			mu.Unlock()
+		}
+		c.Handler().ServeHTTP(w, r)
+	})
+	sink, logs := startVMAPI(t, h, nil)
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	vm := c.Fixture().VMs[0].UUID
+	vmWaitFor(t, "a change over the v2 changefeed", func() bool {
+		// Repeated until it arrives: the first may precede the registration.
+		if _, err := c.SetTags(vm, map[string]any{"triton.cns.services": "v2"}); err != nil {
+			t.Fatal(err)
+		}
+		return sink.changedMatch(func(v zonegen.VM) bool { return v.UUID == vm && v.Tags["triton.cns.services"] == "v2" })
+	})
+	c.DisconnectAll()
+	vmWaitFor(t, "the reconnection", func() bool { return sink.numListings() > 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(versions) < 3 || versions[0] != "~1" || versions[1] != "~2" || versions[2] != "~2" {
+		t.Errorf("Accept-Version of the upgrades %q, want ~1, then ~2 from then on", versions)
+	}
+	if !strings.Contains(logs.String(), "registering the v2 way") {
+		t.Errorf("no log line about the v2 registration:\n%s", logs.String())
 	}
 }
 

@@ -13,6 +13,10 @@ import (
 type Options struct {
 	Logger *slog.Logger     // nil discards
 	Now    func() time.Time // clock for timestamps; nil is time.Now
+	// ChangefeedV2Only makes the publisher refuse an Accept-Version
+	// range that admits v1 (or none), as a publisher that dropped the
+	// v1 registration would: 400 InvalidVersion.
+	ChangefeedV2Only bool
 }
 
 // Cloud is one simulated cloud: its objects, its changefeed publisher and
@@ -21,6 +25,8 @@ type Cloud struct {
 	log  *slog.Logger
 	now  func() time.Time
 	feed *hub
+	// v2Only: see Options.ChangefeedV2Only.
+	v2Only bool
 
 	mu  sync.Mutex // guards the fields below
 	vms map[string]*VM
@@ -39,7 +45,7 @@ func New(f *Fixture, o *Options) *Cloud {
 	if o == nil {
 		o = &Options{}
 	}
-	c := &Cloud{log: o.Logger, now: o.Now, vms: map[string]*VM{}}
+	c := &Cloud{log: o.Logger, now: o.Now, v2Only: o.ChangefeedV2Only, vms: map[string]*VM{}}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

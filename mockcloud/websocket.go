@@ -97,6 +97,11 @@ func (c *Cloud) serveChangefeed(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, c.feed.resources)
 		return
 	}
+	v2 := wantsV2(r.Header.Get("Accept-Version"))
+	if c.v2Only && !v2 {
+		writeError(w, http.StatusBadRequest, "InvalidVersion", "GET /changefeeds supports versions: 2.0.0")
+		return
+	}
 	// Old reference clients send no Sec-WebSocket-Version; gorilla would
 	// answer 400 and such a client then hangs without a word. Version 13 is
 	// the only one anyone speaks, so assume it.
@@ -112,7 +117,7 @@ func (c *Cloud) serveChangefeed(w http.ResponseWriter, r *http.Request) {
 		out: make(chan []byte, sendQueue), done: make(chan struct{})}
 	c.feed.add(conn)
 	go conn.writeLoop()
-	c.feed.serveFeed(conn, wantsV2(r.Header.Get("Accept-Version")))
+	c.feed.serveFeed(conn, v2)
 }
 
 // serveFeed reads the registration, then reads and ignores everything else

@@ -28,6 +28,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	seed := fs.Uint64("seed", 1, "seed for -generate and -churn")
 	churn := fs.Float64("churn", 0, "random changes per second (0: none)")
 	verbose := fs.Bool("v", false, "log every change and connection")
+	v2Only := fs.Bool("changefeed-v2-only", false, "refuse the v1 changefeed registration (400 InvalidVersion), as a publisher without it would")
 	ufdsAddr := fs.String("ufds", "", "also serve the accounts as UFDS over LDAP (a real slapd) on `127.0.0.1:PORT`")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -52,7 +53,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
-	cloud := mockcloud.New(f, &mockcloud.Options{Logger: log})
+	cloud := mockcloud.New(f, &mockcloud.Options{Logger: log, ChangefeedV2Only: *v2Only})
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
