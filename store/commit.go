@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -47,13 +48,24 @@ import (
 // A zone whose served set is unchanged but whose providers changed (a
 // second VM now provides an existing record) still gets a new serial
 // with an empty Diff, because the backend only stores per-VM changes with
-// one. After ErrConflict the backend may hold zones ahead of this Store:
-// open a new Store.
+// one.
+//
+// When Apply fails, the backend may hold some or all of the batch anyway
+// (another zone of the batch failed, or the reply was lost after the
+// server wrote): the Store then loads every zone again from the backend,
+// so that the caller's retry is planned from what is really stored and
+// readers see it too. After ErrFenced it does not: the caller has lost
+// the lease and must stop writing.
 func (s *Store) Commit(ctx context.Context, batch []zonegen.Contribution) ([]Diff, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.following {
 		return nil, ErrFollowing
+	}
+	if s.stale {
+		if err := s.reloadLocked(ctx); err != nil {
+			return nil, fmt.Errorf("commit: load the zones again after an earlier failed commit: %w", err)
+		}
 	}
 	plans := s.planLocked(*s.zones.Load(), batch)
 	now := s.opts.Clock()
@@ -65,12 +77,60 @@ func (s *Store) Commit(ctx context.Context, batch []zonegen.Contribution) ([]Dif
 	}
 	if len(changes) > 0 {
 		if err := s.b.Apply(ctx, s.opts.Epoch, changes); err != nil {
-			return nil, fmt.Errorf("commit zones %s: %w", zoneList(changes), err)
+			return nil, s.afterFailedApplyLocked(ctx, fmt.Errorf("commit zones %s: %w", zoneList(changes), err))
 		}
 		s.installLocked(plans)
 	}
 	s.dropEmptyLocked(ctx)
 	return diffs, nil
+}
+
+// afterFailedApplyLocked reloads the zones from the backend after Apply
+// returned err (see Commit) and returns err, joined with the reload's
+// error if that failed too; then the next failed commit tries again.
+func (s *Store) afterFailedApplyLocked(ctx context.Context, err error) error {
+	if errors.Is(err, ErrFenced) {
+		return err
+	}
+	if rerr := s.reloadLocked(ctx); rerr != nil {
+		return errors.Join(err, fmt.Errorf("reload after the failed commit (tried again before the next one): %w", rerr))
+	}
+	s.log.Warn("commit failed; zones loaded again from the backend", "err", err)
+	return err
+}
+
+// reloadLocked replaces the Store's zones and per-VM state with what the
+// backend holds, publishing every zone that differs in one swap. Until it
+// succeeds, the Store is stale and every Commit starts with it.
+func (s *Store) reloadLocked(ctx context.Context) error {
+	s.stale = true
+	data, err := s.b.Load(ctx, func(key string, err error) {
+		s.log.Warn("skipping a value that cannot be decoded", "key", key, "err", err)
+	})
+	if err != nil {
+		return err
+	}
+	s.stale = false
+	cur := *s.zones.Load()
+	s.vms, s.vmZones = map[string]map[string][]Record{}, map[string][]string{}
+	set := map[string]*Snapshot{}
+	for name, zd := range data {
+		snap := s.loadZoneLocked(name, zd)
+		// A zone's content changes only with its serial: one still at
+		// the serial it had keeps its snapshot, and readers see nothing.
+		if old := cur[name]; old == nil || old.serial != snap.serial {
+			set[name] = snap
+		}
+	}
+	for name := range cur {
+		if data[name] == nil {
+			set[name] = nil
+		}
+	}
+	if len(set) > 0 {
+		s.publishLocked(set)
+	}
+	return nil
 }
 
 // latest returns the batch's resolved contributions, the last one per VM,

@@ -34,6 +34,11 @@ func (s *Store) Keep(ctx context.Context, zones []string) error {
 		kept[absolute(z)] = true
 	}
 	s.kept = kept
+	if s.stale {
+		if err := s.reloadLocked(ctx); err != nil {
+			return fmt.Errorf("keep: load the zones again after an earlier failed commit: %w", err)
+		}
+	}
 	cur := *s.zones.Load()
 	var plans []*zonePlan
 	for _, zone := range slices.Sorted(maps.Keys(kept)) {
@@ -49,7 +54,7 @@ func (s *Store) Keep(ctx context.Context, zones []string) error {
 			changes[i] = p.change
 		}
 		if err := s.b.Apply(ctx, s.opts.Epoch, changes); err != nil {
-			return fmt.Errorf("create kept zones %s: %w", zoneList(changes), err)
+			return s.afterFailedApplyLocked(ctx, fmt.Errorf("create kept zones %s: %w", zoneList(changes), err))
 		}
 		s.installLocked(plans)
 	}

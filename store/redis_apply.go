@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"runtime"
@@ -21,10 +23,15 @@ const (
 
 // redisApplyScript writes one zone change atomically.
 //
-// KEYS: serial, epoch, vms, journal (redisZoneKeys.list).
+// KEYS: serial, epoch, vms, journal, applied (redisZoneKeys.list).
 // ARGV: epoch, prev, next, drop ("1" or "0"), keep, diff, nset, channel,
-// message, then nset pairs of VM UUID and encoded records, then the VMs
-// to delete.
+// message, change id, then nset pairs of VM UUID and encoded records, then
+// the VMs to delete.
+//
+// The same script sent again — go-redis resends a pipeline whose reply
+// timed out, though the server may have run it — returns {0} without
+// writing: the zone is at next and its applied key holds this change's id
+// (for a drop: the zone is gone). Any other change finds a conflict.
 //
 // It returns {2, stored epoch} when a newer epoch wrote the zone,
 // {1, stored serial} when the serial is not prev (a missing serial is 0),
@@ -44,6 +51,8 @@ if stored_epoch > tonumber(ARGV[1]) then
 end
 local stored = redis.call('GET', KEYS[1]) or '0'
 if stored ~= ARGV[2] then
+  if ARGV[4] == '1' and stored == '0' then return {0} end
+  if stored == ARGV[3] and redis.call('GET', KEYS[5]) == ARGV[10] then return {0} end
   return {1, stored}
 end
 local function bad_type(key, want)
@@ -53,13 +62,13 @@ end
 if bad_type(KEYS[3], 'hash') then return {3, KEYS[3]} end
 if bad_type(KEYS[4], 'list') then return {3, KEYS[4]} end
 if ARGV[4] == '1' then
-  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+  redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
   redis.call('PUBLISH', ARGV[8], ARGV[9])
   return {0}
 end
 redis.call('SET', KEYS[2], ARGV[1])
 local nset = tonumber(ARGV[7])
-local first, last = 10, 9 + 2 * nset
+local first, last = 11, 10 + 2 * nset
 -- unpack is bounded by Lua's C stack, so large commits go in chunks.
 local chunk = 1000
 for i = first, last, chunk do
@@ -78,6 +87,7 @@ else
   redis.call('DEL', KEYS[4])
 end
 redis.call('SET', KEYS[1], ARGV[3])
+redis.call('SET', KEYS[5], ARGV[10])
 redis.call('PUBLISH', ARGV[8], ARGV[9])
 return {0}
 `)
@@ -115,7 +125,7 @@ func (r *Redis) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) e
 	if err := r.listNewZones(ctx, changes); err != nil {
 		return err
 	}
-	cmds := r.runApplyScripts(ctx, changes, encodeApplyArgs(epoch, changes))
+	cmds := r.runApplyScripts(ctx, changes, encodeApplyArgs(epoch, changeID(), changes))
 	var errs []error
 	for i, c := range changes {
 		if err := r.applyResult(ctx, epoch, c, cmds[i]); err != nil {
@@ -196,10 +206,10 @@ func (r *Redis) applyResult(ctx context.Context, epoch uint64, c ZoneChange, cmd
 
 // encodeApplyArgs encodes the changes' values in parallel: a bootstrap
 // encodes every record of several zones.
-func encodeApplyArgs(epoch uint64, changes []ZoneChange) [][]any {
+func encodeApplyArgs(epoch uint64, id string, changes []ZoneChange) [][]any {
 	args := make([][]any, len(changes))
 	if len(changes) == 1 {
-		args[0] = applyArgs(epoch, changes[0])
+		args[0] = applyArgs(epoch, id, changes[0])
 		return args
 	}
 	var wg sync.WaitGroup
@@ -209,7 +219,7 @@ func encodeApplyArgs(epoch uint64, changes []ZoneChange) [][]any {
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			args[i] = applyArgs(epoch, c)
+			args[i] = applyArgs(epoch, id, c)
 			<-sem
 		}()
 	}
@@ -217,8 +227,16 @@ func encodeApplyArgs(epoch uint64, changes []ZoneChange) [][]any {
 	return args
 }
 
+// changeID names one Apply call, so that its scripts recognise their own
+// earlier run.
+func changeID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return hex.EncodeToString(b[:])
+}
+
 // applyArgs lays out ARGV for redisApplyScript.
-func applyArgs(epoch uint64, c ZoneChange) []any {
+func applyArgs(epoch uint64, id string, c ZoneChange) []any {
 	drop, diff := "0", []byte{}
 	if c.Drop {
 		drop = "1"
@@ -228,7 +246,7 @@ func applyArgs(epoch uint64, c ZoneChange) []any {
 		diff = packJournal(EncodeDiff(d))
 	}
 	next := c.Next
-	args := make([]any, 0, 9+2*len(c.SetVMs)+len(c.DelVMs))
+	args := make([]any, 0, 10+2*len(c.SetVMs)+len(c.DelVMs))
 	args = append(args,
 		strconv.FormatUint(epoch, 10),
 		strconv.FormatUint(uint64(c.Prev), 10),
@@ -239,6 +257,7 @@ func applyArgs(epoch uint64, c ZoneChange) []any {
 		strconv.Itoa(len(c.SetVMs)),
 		redisCommitsCh,
 		c.Zone+" "+strconv.FormatUint(uint64(next), 10),
+		id,
 	)
 	for vm, recs := range c.SetVMs {
 		args = append(args, vm, EncodeVMRecords(c.Zone, recs))

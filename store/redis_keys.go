@@ -10,6 +10,8 @@ package store
 //	{cnsd:z:<zone>}:journal  list: EncodeDiff values, oldest first; each
 //	                         holds the serials it goes from and to; values
 //	                         of 16 KiB and more are deflated (redis_compress.go)
+//	{cnsd:z:<zone>}:applied  string: id of the last change written, so that
+//	                         a resent script knows it has run
 //
 // Global keys share the tag {cnsd}:
 //
@@ -31,12 +33,14 @@ const (
 // redisZoneKeys are the keys of one zone, in the order the apply script
 // takes them.
 type redisZoneKeys struct {
-	serial, epoch, vms, journal string
+	serial, epoch, vms, journal, applied string
 }
 
 func zoneKeys(zone string) redisZoneKeys {
 	p := "{cnsd:z:" + zone + "}:"
-	return redisZoneKeys{serial: p + "serial", epoch: p + "epoch", vms: p + "vms", journal: p + "journal"}
+	return redisZoneKeys{serial: p + "serial", epoch: p + "epoch", vms: p + "vms", journal: p + "journal", applied: p + "applied"}
 }
 
-func (k redisZoneKeys) list() []string { return []string{k.serial, k.epoch, k.vms, k.journal} }
+func (k redisZoneKeys) list() []string {
+	return []string{k.serial, k.epoch, k.vms, k.journal, k.applied}
+}

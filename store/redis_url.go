@@ -4,9 +4,29 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
+
+// DefaultRedisIOTimeout is the read and write timeout of Redis commands
+// when the URL sets none (read_timeout, write_timeout). go-redis's 3 s is
+// shorter than the script that writes a first listing of 100k VMs takes
+// on a busy server; a reply that times out is not a failed write, and
+// waiting for it is cheaper than loading the zones again.
+const DefaultRedisIOTimeout = 30 * time.Second
+
+// ioTimeouts returns the read and write timeouts: the URL's own, or
+// DefaultRedisIOTimeout.
+func ioTimeouts(q url.Values, read, write time.Duration) (time.Duration, time.Duration) {
+	if !q.Has("read_timeout") {
+		read = DefaultRedisIOTimeout
+	}
+	if !q.Has("write_timeout") {
+		write = DefaultRedisIOTimeout
+	}
+	return read, write
+}
 
 // newRedisClient picks the client kind from the URL. It parses with the
 // go-redis parser of that kind and builds the client NewUniversalClient
@@ -24,6 +44,7 @@ func newRedisClient(raw string) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store: redis sentinel url %s: %w", redactURL(raw), err)
 		}
+		o.ReadTimeout, o.WriteTimeout = ioTimeouts(q, o.ReadTimeout, o.WriteTimeout)
 		return redis.NewFailoverClient(o), nil
 	case q.Has("cluster") || q.Has("addr"):
 		// cluster is ours, not go-redis's: it would reject it.
@@ -38,12 +59,14 @@ func newRedisClient(raw string) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, fmt.Errorf("store: redis cluster url %s: %w", redactURL(raw), err)
 		}
+		o.ReadTimeout, o.WriteTimeout = ioTimeouts(q, o.ReadTimeout, o.WriteTimeout)
 		return redis.NewClusterClient(o), nil
 	default:
 		o, err := redis.ParseURL(raw)
 		if err != nil {
 			return nil, fmt.Errorf("store: redis url %s: %w", redactURL(raw), err)
 		}
+		o.ReadTimeout, o.WriteTimeout = ioTimeouts(q, o.ReadTimeout, o.WriteTimeout)
 		return redis.NewClient(o), nil
 	}
 }

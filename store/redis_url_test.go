@@ -3,6 +3,7 @@ package store
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -43,5 +44,27 @@ func TestRedisURL(t *testing.T) {
 				t.Errorf("newRedisClient(%q) is %T, cluster %v", tt.url, c, tt.cluster)
 			}
 		})
+	}
+}
+
+func TestRedisURLTimeouts(t *testing.T) {
+	tests := []struct {
+		url         string
+		read, write time.Duration
+	}{
+		{"redis://127.0.0.1:6379", DefaultRedisIOTimeout, DefaultRedisIOTimeout},
+		{"redis://127.0.0.1:6379?read_timeout=5s", 5 * time.Second, DefaultRedisIOTimeout},
+		{"redis://127.0.0.1:6379?write_timeout=2s&read_timeout=1s", time.Second, 2 * time.Second},
+	}
+	for _, tt := range tests {
+		c, err := newRedisClient(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := c.(*redis.Client).Options()
+		if o.ReadTimeout != tt.read || o.WriteTimeout != tt.write {
+			t.Errorf("%s: read %v write %v, want %v %v", tt.url, o.ReadTimeout, o.WriteTimeout, tt.read, tt.write)
+		}
+		c.Close()
 	}
 }

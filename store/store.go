@@ -45,14 +45,17 @@ type Store struct {
 	log  *slog.Logger
 
 	// mu serialises commits and follow steps for their whole duration,
-	// backend I/O included, and guards vms, vmZones, dropped, kept and
-	// following. Readers never take it: they load zones.
+	// backend I/O included, and guards vms, vmZones, dropped, kept,
+	// following and stale. Readers never take it: they load zones.
 	mu        sync.Mutex
 	vms       map[string]map[string][]Record // zone → VM → its records there, sorted
 	vmZones   map[string][]string            // VM → zones it has records in, sorted
 	dropped   map[string]Serial              // zone → final serial, for zones dropped since Open
 	kept      map[string]bool                // zones never dropped when empty (Keep)
 	following bool
+	// stale: a commit failed and loading the zones again after it did
+	// too, so the Store may be behind the backend (see Commit).
+	stale bool
 
 	// zones is the published map zone → Snapshot. It is replaced whole,
 	// never modified, so one commit's zones switch together.
