@@ -12,9 +12,18 @@ import (
 // redisAcquireScript takes the lease if nobody holds it: the epoch comes
 // from INCR only when the lease is free, so waiting never burns epochs.
 // KEYS: {cnsd}:lease, {cnsd}:epoch (one slot). ARGV: holder id, TTL in ms.
-// Returns the new epoch, or 0 when the lease is held.
+// Returns the new epoch, or 0 when the lease is held by another. When the
+// holder is this id already — an earlier run whose reply was lost — it
+// returns that epoch and extends the lease, instead of making the process
+// wait for its own lease to expire.
 var redisAcquireScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then
+local cur = redis.call('GET', KEYS[1])
+if cur then
+  local id, epoch = string.match(cur, '^(.*) (%d+)$')
+  if id == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return tonumber(epoch)
+  end
   return 0
 end
 local epoch = redis.call('INCR', KEYS[2])

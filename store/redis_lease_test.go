@@ -55,3 +55,23 @@ func TestRedisLease(t *testing.T) {
 		t.Errorf("Acquire after expiry took %v, TTL %v", waited, ttl)
 	}
 }
+
+// TestRedisAcquireResent: the acquire script run again by the holder (a
+// resend after a lost reply) returns the holder's epoch at once instead of
+// making it wait for its own lease to expire; another id still waits.
+func TestRedisAcquireResent(t *testing.T) {
+	ctx := context.Background()
+	a, srv := openTestRedis(t, RedisOptions{LeaseTTL: time.Minute, ID: "host-1 pid"})
+	b := openRedisAt(t, srv.URL(), RedisOptions{LeaseTTL: time.Minute, ID: "host-1"})
+	first, err := a.Acquire(ctx)
+	redisMust(t, err)
+	short, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	again, err := a.Acquire(short)
+	if err != nil || again != first {
+		t.Fatalf("Acquire by the holder again = %d, %v; want its epoch %d", again, err, first)
+	}
+	if _, err := b.Acquire(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Acquire by an id that is a prefix of the holder's = %v, want a wait until the deadline", err)
+	}
+}
