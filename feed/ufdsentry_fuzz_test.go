@@ -19,7 +19,7 @@ func FuzzLDAPEntries(f *testing.F) {
 	f.Fuzz(func(t *testing.T, dn, uuid, login, enabled, number, kind, changes string) {
 		attrs := map[string][]string{"uuid": {uuid}, "login": {login}, "triton_cns_enabled": {enabled},
 			"approved_for_provisioning": strings.Split(enabled, ","),
-			"changenumber": {number}, "targetdn": {dn}, "changetype": {kind}, "changes": {changes}}
+			"changenumber":              {number}, "targetdn": {dn}, "changetype": {kind}, "changes": {changes}}
 		if a, err := parseAccount(ldap.NewEntry(dn, attrs)); err == nil && (a.UUID == "" || a.Login == "") {
 			t.Fatalf("account accepted without uuid or login: %+v", a)
 		}
