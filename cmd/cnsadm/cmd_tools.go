@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -30,28 +29,52 @@ func cmdPreview(_ context.Context, e *env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("preview: %w", err)
 	}
-	var v zonegen.View
-	if err := json.Unmarshal(data, &v); err != nil {
-		return fmt.Errorf("preview: %s is not a VM view (zonegen.View JSON): %w", args[0], err)
+	views, notes, err := previewViews(data)
+	if err != nil {
+		return fmt.Errorf("preview: %s is %w", args[0], err)
 	}
-	d := zonegen.Decide(&v, zonegen.DecideOptionsFrom(cfg), now())
-	c := zonegen.NewGenerator(zonegen.ConfigFrom(cfg)).Generate(&v, &d)
+	opts, gen := zonegen.DecideOptionsFrom(cfg), zonegen.NewGenerator(zonegen.ConfigFrom(cfg))
+	type result struct {
+		Decision     zonegen.Decision     `json:"decision"`
+		Contribution zonegen.Contribution `json:"contribution"`
+	}
+	results := make([]result, len(views))
+	for i := range views {
+		d := zonegen.Decide(&views[i], opts, now())
+		results[i] = result{d, gen.Generate(&views[i], &d)}
+	}
 	if e.json {
-		return printJSON(e.stdout, map[string]any{"decision": d, "contribution": c})
-	}
-	fmt.Fprintf(e.stdout, "VM %s: instance %s, unresolved %s\n", v.VM.UUID, yesNo(d.Instance), yesNo(d.Unresolved))
-	for _, s := range d.Services {
-		fmt.Fprintf(e.stdout, "service %s: listed %s\n", s.Name, yesNo(s.Listed))
-	}
-	printReasons(e.stdout, "reasons", reasonsOf(d.Reasons))
-	printReasons(e.stdout, "skipped", reasonsOf(c.Notes))
-	for _, z := range c.Zones {
-		fmt.Fprintf(e.stdout, "\n; zone %s\n", z.Zone)
-		for _, r := range z.Records {
-			fmt.Fprintln(e.stdout, r.String())
+		if len(results) == 1 {
+			return printJSON(e.stdout, map[string]any{"decision": results[0].Decision, "contribution": results[0].Contribution, "assumed": notes})
 		}
+		return printJSON(e.stdout, map[string]any{"vms": results, "assumed": notes})
+	}
+	for _, n := range notes {
+		fmt.Fprintf(e.stdout, "; assumed: %s\n", n)
+	}
+	for i, r := range results {
+		if i > 0 || len(notes) > 0 {
+			fmt.Fprintln(e.stdout)
+		}
+		printPreview(e.stdout, views[i].VM.UUID, r.Decision, r.Contribution)
 	}
 	return nil
+}
+
+// printPreview prints one VM's decision and records.
+func printPreview(w io.Writer, uuid string, d zonegen.Decision, c zonegen.Contribution) {
+	fmt.Fprintf(w, "VM %s: instance %s, unresolved %s\n", uuid, yesNo(d.Instance), yesNo(d.Unresolved))
+	for _, s := range d.Services {
+		fmt.Fprintf(w, "service %s: listed %s\n", s.Name, yesNo(s.Listed))
+	}
+	printReasons(w, "reasons", reasonsOf(d.Reasons))
+	printReasons(w, "skipped", reasonsOf(c.Notes))
+	for _, z := range c.Zones {
+		fmt.Fprintf(w, "\n; zone %s\n", z.Zone)
+		for _, r := range z.Records {
+			fmt.Fprintln(w, r.String())
+		}
+	}
 }
 
 func reasonsOf(rs []zonegen.Reason) []client.Reason {

@@ -112,14 +112,29 @@ EXAMPLES
 DESCRIPTION
     Prints the records a VM would get under the configuration file, and the
     reasons for them, computed as cnsd computes them, without a running
-    cnsd. VIEW.json is a VM view: {"vm": VMAPI VM, "owner": UFDS account,
-    "server": CNAPI server, "networks": {uuid: NAPI network}}.
+    cnsd. FILE is one of:
+
+      a VM view     {"vm": VMAPI VM, "owner": UFDS account,
+                     "server": CNAPI server, "networks": {uuid: NAPI network}}
+      a VMAPI VM    {"uuid": ..., "owner_uuid": ..., "nics": [...], ...},
+                    as GET /vms/:uuid returns it
+      a cloud       a simulated-cloud fixture (docs/mockcloud.md):
+                    {"vms": [...], "users": [...], "servers": [...],
+                     "networks": [...], "network_pools": [...]};
+                    every VM is previewed
+
+    For a view or a bare VM, what is left out is assumed and said so in a
+    "; assumed:" line: the owner has CNS enabled, is approved for
+    provisioning and has no login; a network has no name, owners or pools.
+    A cloud fixture is taken as it is, as cnsd would see that cloud.
 
 OPTIONS
-    -j    print the decision and the records as JSON.
+    -j    print the decisions and the records as JSON.
 
 EXAMPLES
     cnsadm -config cnsd.json preview web0.json
+    sdc-vmapi /vms/$UUID | json -H > vm.json; cnsadm preview vm.json
+    curl -s http://127.0.0.1:8081/_mock/fixture > cloud.json; cnsadm preview cloud.json
 `,
 	"bind-config": `
 DESCRIPTION

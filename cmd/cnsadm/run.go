@@ -43,7 +43,7 @@ var commands = []command{
 	{"peers", "[list|show|forget] ...", "the secondaries and the serial each one serves", cmdPeers},
 	{"confirm", "CAUSE", "release a held mass deletion (re-list or compute-nodes)", cmdConfirm},
 	{"upgrade", "", "rewrite an RFD 1 style configuration in the current spelling", cmdUpgrade},
-	{"preview", "VIEW.json", "print the records a VM would get, without a running cnsd", cmdPreview},
+	{"preview", "FILE", "print the records a VM (or every VM of a cloud fixture) would get, without a running cnsd", cmdPreview},
 	{"bind-config", "", "BIND zone statements for every zone, or the catalog-zone set-up", cmdBindConfig},
 	{"help", "[COMMAND]", "explain a command", nil},
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,16 @@ import (
 func TestCnsadmOverCloud(t *testing.T) {
 	c := startOverCloud(t, `"cloud.example.test": {"networks": ["*"]}`)
 	cnsadm := cnsadmFor(t, c)
+	// The simulated cloud as a fixture file: preview computes from it what
+	// the running cnsd publishes.
+	cloudFile := filepath.Join(t.TempDir(), "cloud.json")
+	fixture, err := json.Marshal(c.cloud.Fixture())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cloudFile, fixture, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	inst := cloudVM + ".inst." + cloudOwner + ".cloud.example.test"
 	waitFor(t, "the VM's name", func() bool { return answers(c.dns, inst+".", "192.0.2.11") })
 	view := filepath.Join(t.TempDir(), "view.json")
@@ -50,6 +61,8 @@ func TestCnsadmOverCloud(t *testing.T) {
 		{[]string{"upgrade"}, false, nil},
 		// The network now has a zone of its own, which wins over the catch-all.
 		{[]string{"preview", view}, false, []string{cloudVM + ".inst." + cloudOwner + ".ext.example.test.\tA\t192.0.2.11"}},
+		{[]string{"preview", cloudFile}, false, []string{"VM " + cloudVM + ": instance yes",
+			cloudVM + ".inst." + cloudOwner + ".ext.example.test.\tA\t192.0.2.11"}},
 		{[]string{"bind-config"}, false, []string{`zone "cloud.example.test"`, "primaries { 127.0.0.1 port"}},
 		{[]string{"bind-config", "-catalog"}, false, []string{"catalog-zones"}},
 		{[]string{"help", "vm"}, false, []string{"NAME", "EXAMPLES"}},
