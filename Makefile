@@ -37,7 +37,7 @@ help:
 	@echo 'make deps         check (and as root, install) redis, bind9, knot, slapd and clients'
 	@echo 'make lint         gofmt -l, go vet, staticcheck $(STATICCHECK_VERSION)'
 	@echo 'make race         go test -race -count=1 -timeout=$(TEST_TIMEOUT) ./...'
-	@echo 'make fuzz-smoke   every fuzz target for FUZZTIME (default 10s)'
+	@echo 'make fuzz-smoke   every fuzz target for FUZZTIME (default 5s)'
 	@echo 'make fuzz         every fuzz target for FUZZTIME (default 60s)'
 	@echo 'make bench-smoke  every benchmark once (-benchtime=1x -short)'
 	@echo 'make bench        full benchmarks with -benchmem'
@@ -62,7 +62,7 @@ race:
 	$(GO) test -race -count=1 -timeout=$(TEST_TIMEOUT) ./...
 
 fuzz-smoke:
-	FUZZTIME=$(or $(FUZZTIME),10s) GO=$(GO) scripts/fuzz.sh
+	FUZZTIME=$(or $(FUZZTIME),5s) GO=$(GO) scripts/fuzz.sh
 
 fuzz:
 	FUZZTIME=$(or $(FUZZTIME),60s) GO=$(GO) scripts/fuzz.sh
