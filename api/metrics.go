@@ -58,7 +58,23 @@ func newCollector(s *Server) *collector {
 	}
 }
 
-func (c *collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
+// descs are every metric the collector can emit, described up front so
+// the registry checks what each scrape collects against them.
+func (c *collector) descs() []*prometheus.Desc {
+	return []*prometheus.Desc{
+		c.serial, c.records, c.journal, c.journalBytes,
+		c.queries, c.transfers, c.refused, c.msgs, c.xbytes,
+		c.peerSerial, c.peerLag, c.peerStale, c.notifySent, c.notifyFailed, c.peerXfr,
+		c.pending, c.heldVMs, c.heldRecords,
+		c.feedConnected, c.feedVMs, c.feedUnresolved, c.feedQueued, c.feedLag, c.listings, c.commits,
+	}
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs() {
+		ch <- d
+	}
+}
 
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.collectZones(ch)

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -282,6 +283,68 @@ func TestFirstErrorIsStable(t *testing.T) {
 	for range 50 {
 		if _, err := Parse(data); err == nil || err.Error() != want {
 			t.Fatalf("got %v, want %s", err, want)
+		}
+	}
+}
+
+// TestOperatorGuideNamesEveryKey keeps docs/operator-guide.md complete:
+// every key the schema defines, at any depth, must appear in it in code
+// spelling, alone or as a segment of a dotted key (`ttl.soa_retry`).
+func TestOperatorGuideNamesEveryKey(t *testing.T) {
+	guide, err := os.ReadFile("../docs/operator-guide.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var segments = map[string]bool{}
+	for _, span := range regexp.MustCompile("`[^`\n]+`").FindAllString(string(guide), -1) {
+		for _, s := range regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`).FindAllString(span, -1) {
+			segments[s] = true
+		}
+	}
+	root := rawSchema(t)
+	keys := map[string]string{}
+	collectKeys(t, root, root, "", keys, map[string]bool{})
+	if len(keys) < 50 {
+		t.Fatalf("found %d keys in the schema; the walk is broken", len(keys))
+	}
+	for name, at := range keys {
+		if !segments[name] {
+			t.Errorf("configuration key %s (%q) is not in docs/operator-guide.md", at, name)
+		}
+	}
+}
+
+// collectKeys records every property name under node with the path it
+// was first found at.
+func collectKeys(t *testing.T, root, node map[string]any, at string, keys map[string]string, seen map[string]bool) {
+	if ref, ok := node["$ref"].(string); ok {
+		if seen[ref] {
+			return
+		}
+		seen[ref] = true
+		defer delete(seen, ref)
+	}
+	node = resolve(t, root, node)
+	if props, ok := node["properties"].(map[string]any); ok {
+		for name, p := range props {
+			if _, dup := keys[name]; !dup {
+				keys[name] = strings.TrimPrefix(at+"."+name, ".")
+			}
+			collectKeys(t, root, p.(map[string]any), at+"."+name, keys, seen)
+		}
+	}
+	for _, k := range []string{"additionalProperties", "items"} {
+		if sub, ok := node[k].(map[string]any); ok {
+			collectKeys(t, root, sub, at+"[]", keys, seen)
+		}
+	}
+	for _, k := range []string{"oneOf", "anyOf", "allOf"} {
+		if subs, ok := node[k].([]any); ok {
+			for _, s := range subs {
+				if m, ok := s.(map[string]any); ok {
+					collectKeys(t, root, m, at, keys, seen)
+				}
+			}
 		}
 	}
 }
