@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # testdeps.sh checks that the programs cnsd's tests start as real processes
-# (Redis, BIND, Knot, OpenLDAP and their clients) are installed.
+# (Redis, BIND, Knot, NSD, OpenLDAP and their clients) are installed.
 #
 # Run as root on Debian or Ubuntu, it installs the missing packages without
 # prompting and leaves none of their services running: the tests start their
@@ -19,6 +19,7 @@ deps=(
 	dig:bind9-dnsutils
 	knotd:knot
 	kdig:knot-dnsutils
+	nsd:nsd
 	slapd:slapd
 	ldapsearch:ldap-utils
 )
@@ -28,6 +29,7 @@ services=(
 	redis-server:redis-server
 	bind9:named
 	knot:knot
+	nsd:nsd
 	slapd:slapd
 )
 

@@ -2,8 +2,6 @@ package secondarytest
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,16 +13,11 @@ import (
 func StartBIND(t testing.TB, cfg Config) *Secondary {
 	t.Helper()
 	bin := binary(t, "named", "CNSD_NAMED", "bind9")
-	dir := t.TempDir()
-	logPath := filepath.Join(dir, "named.log")
-	return start(t, "bind", dir, logPath, func(port uint16) *exec.Cmd {
-		conf := filepath.Join(dir, "named.conf")
-		if err := os.WriteFile(conf, []byte(bindConf(dir, port, cfg)), 0o644); err != nil {
-			t.Fatalf("secondarytest: %v", err)
-		}
-		// -4: no IPv6 sockets; -n 1: one worker thread, the machine is
-		// small and shared; -d 1 adds the lines that name IXFR and AXFR.
-		return exec.Command(bin, "-g", "-4", "-n", "1", "-d", "3", "-c", conf)
+	conf := func(dir string, port uint16) string { return bindConf(dir, port, cfg) }
+	// -4: no IPv6 sockets; -n 1: one worker thread, the machine is small
+	// and shared; -d 3 adds the lines that name IXFR and AXFR.
+	return startConfigured(t, "bind", bin, "named.conf", "named.log", conf, func(path string) []string {
+		return []string{"-g", "-4", "-n", "1", "-d", "3", "-c", path}
 	})
 }
 

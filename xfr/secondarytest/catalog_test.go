@@ -24,6 +24,9 @@ func TestCatalogNewReverseZone(t *testing.T) {
 	)
 	for _, sec := range secondaries {
 		t.Run(sec.name, func(t *testing.T) {
+			if sec.name == "nsd" {
+				t.Skip("NSD 4.6, Debian 12's, does not consume catalog zones (NSD 4.9 does)")
+			}
 			st := openStore(t, store.Options{})
 			zones := map[string][]store.Record{fwd: {rec("h5."+fwd, dns.TypeA, "192.0.2.5")}}
 			commit(t, st, zones)

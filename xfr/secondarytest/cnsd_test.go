@@ -33,6 +33,9 @@ type cnsd struct {
 	pc   net.PacketConn
 	l    net.Listener
 	srv  *xfr.Server
+	// counted are the server's transfer counts transfersAre has already
+	// accounted for.
+	counted xfr.TransferCounts
 }
 
 // listenCNSD binds cnsd's UDP and TCP sockets on one port of 127.0.0.1.
@@ -153,10 +156,12 @@ func sameAnswers(t *testing.T, c *cnsd, s *secondarytest.Secondary, names []stri
 	}
 }
 
-// transfersAre checks transfers of zone by the secondary s (got, some or
-// all of s.Transfers): one per serial in serials, the first of kind first
-// and every later one an IXFR.
-func transfersAre(t *testing.T, s *secondarytest.Secondary, got []secondarytest.Transfer, zone, first string, serials []uint32) {
+// transfersAre checks transfers of zone by the secondary s from c (got,
+// some or all of s.Transfers): one per serial in serials, the first of
+// kind first and every later one an IXFR. When s does not log which kind
+// a transfer was, c's own counts of the transfers it served since the
+// last check tell instead.
+func transfersAre(t *testing.T, c *cnsd, s *secondarytest.Secondary, got []secondarytest.Transfer, zone, first string, serials []uint32) {
 	t.Helper()
 	var want []secondarytest.Transfer
 	for i, serial := range serials {
@@ -164,7 +169,22 @@ func transfersAre(t *testing.T, s *secondarytest.Secondary, got []secondarytest.
 		if i == 0 {
 			kind = first
 		}
+		if !s.LogsTransferKinds() {
+			kind = ""
+		}
 		want = append(want, secondarytest.Transfer{Zone: dns.Fqdn(zone), Kind: kind, Serial: serial})
+	}
+	if !s.LogsTransferKinds() {
+		now := c.srv.TransferCounts()
+		axfr, ixfr := now.AXFR-c.counted.AXFR, now.IXFR-c.counted.IXFR
+		c.counted = now
+		wantAXFR, wantIXFR := uint64(0), uint64(len(serials))
+		if first == "AXFR" && len(serials) > 0 {
+			wantAXFR, wantIXFR = 1, wantIXFR-1
+		}
+		if axfr != wantAXFR || ixfr != wantIXFR {
+			t.Errorf("cnsd served %s %d AXFR and %d IXFR, want %d and %d", s.Kind(), axfr, ixfr, wantAXFR, wantIXFR)
+		}
 	}
 	if slices.Equal(got, want) {
 		return
@@ -192,4 +212,5 @@ var secondaries = []struct {
 }{
 	{"bind", secondarytest.StartBIND},
 	{"knot", secondarytest.StartKnot},
+	{"nsd", secondarytest.StartNSD},
 }

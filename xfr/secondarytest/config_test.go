@@ -23,29 +23,38 @@ func TestConfigsCheck(t *testing.T) {
 		{"catalog", Config{Primary: primary, Catalog: "catalog.cnsd.invalid"}},
 		{"catalog and tsig", Config{Primary: primary, Catalog: "catalog.cnsd.invalid", Zones: []string{"a.test"}, TSIG: key}},
 	}
+	checkers := []struct {
+		kind, tool, env, pkg, file string
+		conf                       func(dir string, port uint16, cfg Config) string
+		args                       func(path string) []string
+		catalogs                   bool
+	}{
+		{"bind", "named-checkconf", "CNSD_NAMED_CHECKCONF", "bind9-utils", "named.conf", bindConf,
+			func(path string) []string { return []string{path} }, true},
+		{"knot", "knotc", "CNSD_KNOTC", "knot", "knot.conf", knotConf,
+			func(path string) []string { return []string{"-c", path, "conf-check"} }, true},
+		// NSD 4.6 has no catalog zones; StartNSD refuses them.
+		{"nsd", "nsd-checkconf", "CNSD_NSD_CHECKCONF", "nsd", "nsd.conf", nsdConf,
+			func(path string) []string { return []string{path} }, false},
+	}
 	for _, tc := range configs {
-		t.Run("bind/"+tc.name, func(t *testing.T) {
-			bin := binary(t, "named-checkconf", "CNSD_NAMED_CHECKCONF", "bind9-utils")
-			dir := t.TempDir()
-			conf := filepath.Join(dir, "named.conf")
-			if err := os.WriteFile(conf, []byte(bindConf(dir, 5353, tc.cfg)), 0o644); err != nil {
-				t.Fatal(err)
+		for _, ck := range checkers {
+			if tc.cfg.Catalog != "" && !ck.catalogs {
+				continue
 			}
-			if out, err := exec.Command(bin, conf).CombinedOutput(); err != nil {
-				t.Errorf("named-checkconf: %v\n%s\n%s", err, out, bindConf(dir, 5353, tc.cfg))
-			}
-		})
-		t.Run("knot/"+tc.name, func(t *testing.T) {
-			bin := binary(t, "knotc", "CNSD_KNOTC", "knot")
-			dir := t.TempDir()
-			conf := filepath.Join(dir, "knot.conf")
-			if err := os.WriteFile(conf, []byte(knotConf(dir, 5353, tc.cfg)), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			if out, err := exec.Command(bin, "-c", conf, "conf-check").CombinedOutput(); err != nil {
-				t.Errorf("knotc conf-check: %v\n%s\n%s", err, out, knotConf(dir, 5353, tc.cfg))
-			}
-		})
+			t.Run(ck.kind+"/"+tc.name, func(t *testing.T) {
+				bin := binary(t, ck.tool, ck.env, ck.pkg)
+				dir := t.TempDir()
+				path := filepath.Join(dir, ck.file)
+				text := ck.conf(dir, 5353, tc.cfg)
+				if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				if out, err := exec.Command(bin, ck.args(path)...).CombinedOutput(); err != nil {
+					t.Errorf("%s: %v\n%s\n%s", ck.tool, err, out, text)
+				}
+			})
+		}
 	}
 }
 
@@ -59,6 +68,7 @@ func TestDeployConfigsCheck(t *testing.T) {
 		{"bind/named.conf.catalog", "named-checkconf", "CNSD_NAMED_CHECKCONF", "bind9-utils", nil},
 		{"bind/named.conf.zones", "named-checkconf", "CNSD_NAMED_CHECKCONF", "bind9-utils", nil},
 		{"knot/knot.conf", "knotc", "CNSD_KNOTC", "knot", []string{"conf-check"}},
+		{"nsd/nsd.conf", "nsd-checkconf", "CNSD_NSD_CHECKCONF", "nsd", nil},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			bin := binary(t, tc.tool, tc.env, tc.pkg)

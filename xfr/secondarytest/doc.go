@@ -1,5 +1,5 @@
-// Package secondarytest starts real DNS secondaries — BIND 9 (named) and
-// Knot DNS (knotd) — as child processes for integration tests of cnsd's
+// Package secondarytest starts real DNS secondaries — BIND 9 (named), Knot
+// DNS (knotd) and NSD — as child processes for integration tests of cnsd's
 // transfers: each on 127.0.0.1 with a port the harness picks, in a
 // temporary directory, logging to a file the test reads to tell an IXFR
 // from an AXFR.
@@ -20,11 +20,12 @@
 // The processes are stopped when the test ends. A test that needs a
 // secondary whose binary is missing is skipped, unless the environment
 // sets CNSD_REQUIRE_SECONDARIES (make test does), in which case it fails
-// naming the Debian package to install. CNSD_NAMED and CNSD_KNOTD
-// override the binaries' paths.
+// naming the Debian package to install. CNSD_NAMED, CNSD_KNOTD and
+// CNSD_NSD override the binaries' paths.
 //
 // BIND runs with -d 3: at that level it logs whether a response was
-// incremental. Both servers run with one worker thread; the test machine
+// incremental. NSD never logs that; tests ask the primary what it served
+// (LogsTransferKinds). Both servers run with one worker thread; the test machine
 // is small.
 //
 // It imports only miekg/dns and the standard library, so any test of the

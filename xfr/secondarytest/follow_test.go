@@ -150,7 +150,7 @@ func TestFollowCommits(t *testing.T) {
 					t.Fatalf("stopping after commit %d", i)
 				}
 			}
-			transfersAre(t, s, s.Transfers(zone), zone, "AXFR", serials)
+			transfersAre(t, c, s, s.Transfers(zone), zone, "AXFR", serials)
 			// The SOA refresh is an hour: NOTIFY, not polling, made the
 			// secondary ask.
 			if n := s.Notifies(zone); n < commits {

@@ -43,7 +43,7 @@ func TestTrimmedJournal(t *testing.T) {
 			}
 			step()
 			step()
-			transfersAre(t, s, s.Transfers(zone), zone, "AXFR", serials)
+			transfersAre(t, c, s, s.Transfers(zone), zone, "AXFR", serials)
 
 			// The secondary misses more serials than the journal keeps.
 			s.Stop()
@@ -66,7 +66,7 @@ func TestTrimmedJournal(t *testing.T) {
 				serials = append([]uint32{after[0].Serial}, serials...)
 			}
 			t.Logf("%s after the restart: %v", sec.name, after)
-			transfersAre(t, s, after, zone, "AXFR", serials)
+			transfersAre(t, c, s, after, zone, "AXFR", serials)
 		})
 	}
 }

@@ -3,7 +3,6 @@ package secondarytest
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,19 +14,16 @@ import (
 func StartKnot(t testing.TB, cfg Config) *Secondary {
 	t.Helper()
 	bin := binary(t, "knotd", "CNSD_KNOTD", "knot")
-	dir := t.TempDir()
-	logPath := filepath.Join(dir, "knotd.log")
-	return start(t, "knot", dir, logPath, func(port uint16) *exec.Cmd {
+	conf := func(dir string, port uint16) string {
 		for _, d := range []string{"db", "zones"} {
 			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 				t.Fatalf("secondarytest: %v", err)
 			}
 		}
-		conf := filepath.Join(dir, "knot.conf")
-		if err := os.WriteFile(conf, []byte(knotConf(dir, port, cfg)), 0o644); err != nil {
-			t.Fatalf("secondarytest: %v", err)
-		}
-		return exec.Command(bin, "-c", conf)
+		return knotConf(dir, port, cfg)
+	}
+	return startConfigured(t, "knot", bin, "knot.conf", "knotd.log", conf, func(path string) []string {
+		return []string{"-c", path}
 	})
 }
 

@@ -39,7 +39,7 @@ type Key struct {
 
 // Secondary is one running secondary.
 type Secondary struct {
-	kind   string // "bind" or "knot"
+	kind   string // "bind", "knot" or "nsd"
 	dir    string
 	addr   netip.AddrPort
 	log    string // the file its log lines go to
@@ -56,7 +56,7 @@ const startTimeout = 20 * time.Second
 // Addr is the address the secondary answers on, UDP and TCP.
 func (s *Secondary) Addr() netip.AddrPort { return s.addr }
 
-// Kind is "bind" or "knot".
+// Kind is "bind", "knot" or "nsd".
 func (s *Secondary) Kind() string { return s.kind }
 
 // Dir is the secondary's working directory.
@@ -134,6 +134,22 @@ func freePort() (uint16, error) {
 // launcher writes a secondary's configuration for a port and returns the
 // command that runs it.
 type launcher func(port uint16) *exec.Cmd
+
+// startConfigured starts bin as a secondary of the given kind in a new
+// directory: before each launch, conf(dir, port) is written to confName
+// there and the process runs with args(path of that file), logging to
+// logName in the directory.
+func startConfigured(t testing.TB, kind, bin, confName, logName string, conf func(dir string, port uint16) string, args func(confPath string) []string) *Secondary {
+	t.Helper()
+	dir := t.TempDir()
+	return start(t, kind, dir, filepath.Join(dir, logName), func(port uint16) *exec.Cmd {
+		path := filepath.Join(dir, confName)
+		if err := os.WriteFile(path, []byte(conf(dir, port)), 0o644); err != nil {
+			t.Fatalf("secondarytest: %v", err)
+		}
+		return exec.Command(bin, args(path)...)
+	})
+}
 
 // start runs the secondary launch makes until it answers queries,
 // retrying with a new port when the process dies before that (another

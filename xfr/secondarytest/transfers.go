@@ -12,7 +12,8 @@ type Transfer struct {
 	Zone string // absolute, lower-case
 	// Kind is "IXFR" for an incremental transfer and "AXFR" for a full
 	// one, including an IXFR request the primary answered with the whole
-	// zone (AXFR-style IXFR).
+	// zone (AXFR-style IXFR); "" from a secondary that does not log which
+	// (see LogsTransferKinds).
 	Kind   string
 	Serial uint32 // the serial transferred
 }
@@ -26,6 +27,8 @@ func (s *Secondary) Transfers(zone string) []Transfer {
 		all = parseBIND(s.Log())
 	case "knot":
 		all = parseKnot(s.Log())
+	case "nsd":
+		all = parseNSD(s.Log())
 	}
 	if zone == "" {
 		return all
@@ -38,6 +41,11 @@ func (s *Secondary) Transfers(zone string) []Transfer {
 	}
 	return out
 }
+
+// LogsTransferKinds reports whether the secondary's log tells an
+// incremental transfer from a full one. NSD's does not (it logs only the
+// serial received); the primary's own counters have to tell.
+func (s *Secondary) LogsTransferKinds() bool { return s.kind != "nsd" }
 
 // CountIXFR is how many incremental transfers of zone succeeded.
 func (s *Secondary) CountIXFR(zone string) int { return s.count(zone, "IXFR") }
@@ -65,6 +73,8 @@ func (s *Secondary) Notifies(zone string) int {
 		marker = "received notify for zone '" + bare(fqdn(zone)) + "'"
 	case "knot":
 		marker = "[" + fqdn(zone) + "] notify, incoming,"
+	case "nsd":
+		marker = "notify for " + fqdn(zone) + " from "
 	}
 	n := 0
 	for line := range strings.Lines(s.Log()) {
@@ -155,4 +165,25 @@ func serialIn(re *regexp.Regexp, msg string) uint32 {
 	}
 	n, _ := strconv.ParseUint(m[1], 10, 32)
 	return uint32(n)
+}
+
+// NSD 4.x logs, at verbosity 2, per transfer received and committed:
+//
+//	xfrd: zone z committed "received update to serial 7 at 2026-… from 127.0.0.1@5300"
+//
+// with the zone's name without the trailing dot, whether the transfer was
+// incremental or not.
+var nsdLine = regexp.MustCompile(`xfrd: zone (\S+) committed "received update to serial (\d+) `)
+
+func parseNSD(log string) []Transfer {
+	var out []Transfer
+	for line := range strings.Lines(log) {
+		m := nsdLine.FindStringSubmatch(line)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.ParseUint(m[2], 10, 32)
+		out = append(out, Transfer{Zone: fqdn(m[1]), Serial: uint32(n)})
+	}
+	return out
 }

@@ -1,0 +1,73 @@
+package secondarytest
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// StartNSD starts nsd as a secondary of cfg.Primary for cfg.Zones, in the
+// foreground (-d) with its log at verbosity 2 (every transfer and NOTIFY)
+// on stderr, which goes to the log file. NSD 4.6 has no catalog zones: a
+// Config with a Catalog fails the test.
+func StartNSD(t testing.TB, cfg Config) *Secondary {
+	t.Helper()
+	if cfg.Catalog != "" {
+		t.Fatalf("secondarytest: NSD 4.6 does not consume catalog zones")
+	}
+	bin := binary(t, "nsd", "CNSD_NSD", "nsd")
+	conf := func(dir string, port uint16) string { return nsdConf(dir, port, cfg) }
+	return startConfigured(t, "nsd", bin, "nsd.conf", "nsd.log", conf, func(path string) []string {
+		return []string{"-d", "-c", path}
+	})
+}
+
+// nsdConf is an nsd.conf (NSD 4.x) for a secondary listening on
+// 127.0.0.1@port, keeping everything in dir and running as the user the
+// test runs as. Zone files are written there, so zones survive a restart.
+// xfrd-reload-timeout 0 serves each transfer at once; by default NSD
+// waits a second between reloads, which would make every commit of a test
+// take a second.
+func nsdConf(dir string, port uint16, cfg Config) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `server:
+	ip-address: 127.0.0.1@%[2]d
+	port: %[2]d
+	do-ip6: no
+	server-count: 1
+	verbosity: 2
+	xfrd-reload-timeout: 0
+	username: ""
+	chroot: ""
+	zonesdir: %[1]q
+	database: ""
+	zonelistfile: %[3]q
+	xfrdfile: %[4]q
+	xfrdir: %[1]q
+	pidfile: %[5]q
+	hide-version: no
+	zonefiles-check: no
+
+remote-control:
+	control-enable: no
+
+`, dir, port, filepath.Join(dir, "zone.list"), filepath.Join(dir, "xfrd.state"), filepath.Join(dir, "nsd.pid"))
+	key := "NOKEY"
+	if cfg.TSIG != nil {
+		fmt.Fprintf(&b, "key:\n\tname: %q\n\talgorithm: %s\n\tsecret: %q\n\n",
+			fqdn(cfg.TSIG.Name), cfg.TSIG.Algorithm, cfg.TSIG.Secret)
+		key = fqdn(cfg.TSIG.Name)
+	}
+	for _, z := range cfg.Zones {
+		fmt.Fprintf(&b, "zone:\n\tname: %q\n\tzonefile: %q\n\trequest-xfr: %s@%d %s\n\tallow-notify: %s %s\n",
+			bare(fqdn(z)), bare(fqdn(z))+".zone", cfg.Primary.Addr(), cfg.Primary.Port(), key, cfg.Primary.Addr(), key)
+		if cfg.TSIG != nil {
+			// NOTIFY from cnsd may come unsigned (a zone without a key
+			// of its own); the transfer that follows is signed.
+			fmt.Fprintf(&b, "\tallow-notify: %s NOKEY\n", cfg.Primary.Addr())
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
