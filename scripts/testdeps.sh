@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # testdeps.sh checks that the programs cnsd's tests start as real processes
-# (Redis, BIND, Knot, NSD, OpenLDAP and their clients) are installed.
+# (Redis, BIND, Knot, NSD, PowerDNS, OpenLDAP and their clients) are installed.
 #
 # Run as root on Debian or Ubuntu, it installs the missing packages without
 # prompting and leaves none of their services running: the tests start their
@@ -11,7 +11,8 @@ set -euo pipefail
 # named and slapd live in /usr/sbin, which is not on a normal user's PATH.
 export PATH="$PATH:/usr/sbin:/sbin"
 
-# command:package pairs, in the order they are reported.
+# command:package pairs, in the order they are reported; a command that is
+# an absolute path is a file the package installs.
 deps=(
 	redis-server:redis-server
 	redis-benchmark:redis-tools
@@ -20,6 +21,10 @@ deps=(
 	knotd:knot
 	kdig:knot-dnsutils
 	nsd:nsd
+	pdns_server:pdns-server
+	pdnsutil:pdns-server
+	/usr/share/doc/pdns-backend-sqlite3/schema.sqlite3.sql:pdns-backend-sqlite3
+	sqlite3:sqlite3
 	slapd:slapd
 	ldapsearch:ldap-utils
 )
@@ -30,17 +35,34 @@ services=(
 	bind9:named
 	knot:knot
 	nsd:nsd
+	pdns-server:pdns
 	slapd:slapd
 )
 
 log() { printf 'testdeps: %s\n' "$*"; }
+
+# have reports whether a command (or, given as an absolute path, a file) is there.
+have() {
+	case "$1" in
+	/*) [ -e "$1" ] ;;
+	*) command -v "$1" >/dev/null 2>&1 ;;
+	esac
+}
+
+# where prints where a command (or file) is, or MISSING.
+where() {
+	case "$1" in
+	/*) if [ -e "$1" ]; then echo "$1"; else echo MISSING; fi ;;
+	*) command -v "$1" || echo MISSING ;;
+	esac
+}
 
 # missing prints the package of each missing command, once, space-separated.
 missing() {
 	local pkgs=() dep cmd pkg
 	for dep in "${deps[@]}"; do
 		cmd=${dep%%:*} pkg=${dep#*:}
-		if ! command -v "$cmd" >/dev/null 2>&1; then
+		if ! have "$cmd"; then
 			case " ${pkgs[*]-} " in *" $pkg "*) ;; *) pkgs+=("$pkg") ;; esac
 		fi
 	done
@@ -52,7 +74,7 @@ report() {
 	local dep cmd
 	for dep in "${deps[@]}"; do
 		cmd=${dep%%:*}
-		printf '  %-16s %s\n' "$cmd" "$(command -v "$cmd" || echo MISSING)"
+		printf '  %-16s %s\n' "${cmd##*/}" "$(where "$cmd")"
 	done
 }
 

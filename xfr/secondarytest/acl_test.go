@@ -57,7 +57,7 @@ func TestTransferACL(t *testing.T) {
 			signed.WaitSerial(t, "signed.cnsd.test", uint32(st.Snapshot("signed.cnsd.test.").Serial()), waitTimeout)
 			sameAnswers(t, c, signed, []string{"a.signed.cnsd.test", "b.signed.cnsd.test"}, "A")
 			for _, zone := range []string{"closed.cnsd.test", "signed.cnsd.test"} {
-				line := plain.WaitLog(t, waitTimeout, zone, "REFUSED")
+				line := plain.WaitRefused(t, waitTimeout, zone)
 				t.Logf("%s: %s", sec.name, line)
 				if serial, ok := plain.Serial(zone); ok {
 					t.Errorf("%s serves %s at serial %d without being allowed to transfer it", sec.name, zone, serial)

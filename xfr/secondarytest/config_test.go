@@ -36,6 +36,10 @@ func TestConfigsCheck(t *testing.T) {
 		// NSD 4.6 has no catalog zones; StartNSD refuses them.
 		{"nsd", "nsd-checkconf", "CNSD_NSD_CHECKCONF", "nsd", "nsd.conf", nsdConf,
 			func(path string) []string { return []string{path} }, false},
+		// PowerDNS keeps zones in its database; the file is the same for all.
+		{"powerdns", "pdns_server", "CNSD_PDNS_SERVER", "pdns-server", "pdns.conf",
+			func(dir string, port uint16, _ Config) string { return pdnsConf(dir, port) },
+			pdnsCheckArgs, true},
 	}
 	for _, tc := range configs {
 		for _, ck := range checkers {
@@ -69,17 +73,27 @@ func TestDeployConfigsCheck(t *testing.T) {
 		{"bind/named.conf.zones", "named-checkconf", "CNSD_NAMED_CHECKCONF", "bind9-utils", nil},
 		{"knot/knot.conf", "knotc", "CNSD_KNOTC", "knot", []string{"conf-check"}},
 		{"nsd/nsd.conf", "nsd-checkconf", "CNSD_NSD_CHECKCONF", "nsd", nil},
+		{"powerdns/pdns.conf", "pdns_server", "CNSD_PDNS_SERVER", "pdns-server", nil},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			bin := binary(t, tc.tool, tc.env, tc.pkg)
 			path := filepath.Join("..", "..", "deploy", tc.file)
 			args := []string{path}
-			if tc.tool == "knotc" {
+			switch tc.tool {
+			case "knotc":
 				args = append([]string{"-c", path}, tc.args...)
+			case "pdns_server":
+				args = pdnsCheckArgs(path)
 			}
 			if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 				t.Errorf("%s %s: %v\n%s", tc.tool, path, err, out)
 			}
 		})
 	}
+}
+
+// pdnsCheckArgs makes pdns_server check the pdns.conf at path: it reads
+// pdns.conf from a directory, and fails on an unknown setting.
+func pdnsCheckArgs(path string) []string {
+	return []string{"--config-dir=" + filepath.Dir(path), "--config=check"}
 }

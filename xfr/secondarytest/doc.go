@@ -1,5 +1,5 @@
 // Package secondarytest starts real DNS secondaries — BIND 9 (named), Knot
-// DNS (knotd) and NSD — as child processes for integration tests of cnsd's
+// DNS (knotd), NSD and PowerDNS (pdns_server) — as child processes for integration tests of cnsd's
 // transfers: each on 127.0.0.1 with a port the harness picks, in a
 // temporary directory, logging to a file the test reads to tell an IXFR
 // from an AXFR.
@@ -20,8 +20,9 @@
 // The processes are stopped when the test ends. A test that needs a
 // secondary whose binary is missing is skipped, unless the environment
 // sets CNSD_REQUIRE_SECONDARIES (make test does), in which case it fails
-// naming the Debian package to install. CNSD_NAMED, CNSD_KNOTD and
-// CNSD_NSD override the binaries' paths.
+// naming the Debian package to install. CNSD_NAMED, CNSD_KNOTD, CNSD_NSD,
+// CNSD_PDNS_SERVER (and CNSD_PDNSUTIL, CNSD_SQLITE3, CNSD_PDNS_SCHEMA)
+// override the programs' paths.
 //
 // BIND runs with -d 3: at that level it logs whether a response was
 // incremental. NSD never logs that; tests ask the primary what it served

@@ -110,13 +110,9 @@ func (m *zoneModel) sample(touched []string) []string {
 	return out
 }
 
-// commits is how many random changes TestFollowCommits makes, starting
-// from a zone of initialNames names: large enough that the first
-// transfer takes several messages.
-const (
-	commits      = 200
-	initialNames = 2000
-)
+// initialNames is the size of the zone TestFollowCommits starts from:
+// large enough that the first transfer takes several messages.
+const initialNames = 2000
 
 // TestFollowCommits: a secondary transfers the zone once in full, then
 // follows every one of many commits by NOTIFY and IXFR, and answers like
@@ -137,6 +133,7 @@ func TestFollowCommits(t *testing.T) {
 			c.run(t, cfg, st, xfr.Options{})
 			s.WaitSerial(t, zone, serials[0], waitTimeout)
 			sameAnswers(t, c, s, m.sample(nil), "A", "AAAA", "TXT")
+			commits := sec.commits
 			for i := range commits {
 				touched := m.mutate()
 				serial, ok := commit(t, st, m.records())[zone]

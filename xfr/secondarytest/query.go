@@ -131,6 +131,16 @@ func (s *Secondary) WaitLog(t testing.TB, timeout time.Duration, parts ...string
 	return ""
 }
 
+// WaitRefused waits until the secondary logs that the primary refused a
+// transfer of zone, and returns that line.
+func (s *Secondary) WaitRefused(t testing.TB, timeout time.Duration, zone string) string {
+	t.Helper()
+	if s.kind == "powerdns" {
+		return s.WaitLog(t, timeout, "'"+bare(fqdn(zone))+"'", "Query Refused")
+	}
+	return s.WaitLog(t, timeout, bare(fqdn(zone)), "REFUSED")
+}
+
 // pause sleeps, failing the test at once if the secondary has died.
 func (s *Secondary) pause(t testing.TB, d time.Duration) {
 	t.Helper()

@@ -39,7 +39,7 @@ type Key struct {
 
 // Secondary is one running secondary.
 type Secondary struct {
-	kind   string // "bind", "knot" or "nsd"
+	kind   string // "bind", "knot", "nsd" or "powerdns"
 	dir    string
 	addr   netip.AddrPort
 	log    string // the file its log lines go to
@@ -56,7 +56,7 @@ const startTimeout = 20 * time.Second
 // Addr is the address the secondary answers on, UDP and TCP.
 func (s *Secondary) Addr() netip.AddrPort { return s.addr }
 
-// Kind is "bind", "knot" or "nsd".
+// Kind is "bind", "knot", "nsd" or "powerdns".
 func (s *Secondary) Kind() string { return s.kind }
 
 // Dir is the secondary's working directory.
@@ -102,12 +102,18 @@ func binary(t testing.TB, name, env, pkg string) string {
 	if _, err := os.Stat(p); err == nil {
 		return p
 	}
-	msg := fmt.Sprintf("secondarytest: %s not found on PATH or in /usr/sbin; install the Debian package %q (or set %s)", name, pkg, env)
+	missing(t, fmt.Sprintf("secondarytest: %s not found on PATH or in /usr/sbin; install the Debian package %q (or set %s)", name, pkg, env))
+	return ""
+}
+
+// missing skips the test for want of something a secondary needs, or
+// fails it when CNSD_REQUIRE_SECONDARIES is set.
+func missing(t testing.TB, msg string) {
+	t.Helper()
 	if os.Getenv("CNSD_REQUIRE_SECONDARIES") != "" {
 		t.Fatal(msg)
 	}
 	t.Skip(msg + "; set CNSD_REQUIRE_SECONDARIES=1 to make this a failure")
-	return ""
 }
 
 // freePort returns a port on 127.0.0.1 that is free for both UDP and TCP

@@ -29,6 +29,8 @@ func (s *Secondary) Transfers(zone string) []Transfer {
 		all = parseKnot(s.Log())
 	case "nsd":
 		all = parseNSD(s.Log())
+	case "powerdns":
+		all = parsePowerDNS(s.Log())
 	}
 	if zone == "" {
 		return all
@@ -75,6 +77,8 @@ func (s *Secondary) Notifies(zone string) int {
 		marker = "[" + fqdn(zone) + "] notify, incoming,"
 	case "nsd":
 		marker = "notify for " + fqdn(zone) + " from "
+	case "powerdns":
+		marker = "Received NOTIFY for " + bare(fqdn(zone)) + " from "
 	}
 	n := 0
 	for line := range strings.Lines(s.Log()) {
@@ -163,8 +167,7 @@ func serialIn(re *regexp.Regexp, msg string) uint32 {
 	if m == nil {
 		return 0
 	}
-	n, _ := strconv.ParseUint(m[1], 10, 32)
-	return uint32(n)
+	return serialOf(m[1])
 }
 
 // NSD 4.x logs, at verbosity 2, per transfer received and committed:
@@ -176,14 +179,38 @@ func serialIn(re *regexp.Regexp, msg string) uint32 {
 var nsdLine = regexp.MustCompile(`xfrd: zone (\S+) committed "received update to serial (\d+) `)
 
 func parseNSD(log string) []Transfer {
+	return transfersMatching(log, nsdLine, func(m []string) Transfer {
+		return Transfer{Zone: fqdn(m[1]), Serial: serialOf(m[2])}
+	})
+}
+
+// PowerDNS 4.7 logs, per transfer stored:
+//
+//	AXFR-in zone: 'z', primary: '127.0.0.1', zone committed with serial 7
+//	IXFR-in zone: 'z', primary: '127.0.0.1', got 1 delta, zone committed with serial 8
+//
+// with the zone's name without the trailing dot.
+var powerDNSLine = regexp.MustCompile(`\b(AXFR|IXFR)-in zone: '([^']+)', .*zone committed with serial (\d+)`)
+
+func parsePowerDNS(log string) []Transfer {
+	return transfersMatching(log, powerDNSLine, func(m []string) Transfer {
+		return Transfer{Zone: fqdn(m[2]), Kind: m[1], Serial: serialOf(m[3])}
+	})
+}
+
+// transfersMatching makes a Transfer of every log line re matches, for
+// servers that log one line per transfer.
+func transfersMatching(log string, re *regexp.Regexp, transfer func(match []string) Transfer) []Transfer {
 	var out []Transfer
 	for line := range strings.Lines(log) {
-		m := nsdLine.FindStringSubmatch(line)
-		if m == nil {
-			continue
+		if m := re.FindStringSubmatch(line); m != nil {
+			out = append(out, transfer(m))
 		}
-		n, _ := strconv.ParseUint(m[2], 10, 32)
-		out = append(out, Transfer{Zone: fqdn(m[1]), Serial: uint32(n)})
 	}
 	return out
+}
+
+func serialOf(digits string) uint32 {
+	n, _ := strconv.ParseUint(digits, 10, 32)
+	return uint32(n)
 }

@@ -49,6 +49,27 @@ func TestParseLogs(t *testing.T) {
 2026-11-23T00:07:37+0000 warning: [a.test.] AXFR, incoming, remote 127.0.0.1@51749, server responded with error 'REFUSED'
 2026-11-23T00:07:37+0000 error: [a.test.] refresh, failed (no usable master), next retry at 2026-11-23T00:07:47+0000
 `, nil},
+		{"nsd transfers", parseNSD, `
+[2026-11-23 09:22:53.451] nsd[26043]: info: notify for a.test. from 127.0.0.1 serial 1
+[2026-11-23 09:22:53.453] nsd[26041]: info: xfrd: zone a.test committed "received update to serial 1 at 2026-11-23T09:22:53 from 127.0.0.1@41891"
+[2026-11-23 09:22:53.456] nsd[26042]: info: zone a.test. received update to serial 1 at 2026-11-23T09:22:53 from 127.0.0.1@41891 of 1654 bytes in 0.000233 seconds
+[2026-11-23 09:22:53.468] nsd[26041]: info: zone a.test serial 0 is updated to 1
+[2026-11-23 09:22:53.479] nsd[26041]: info: xfrd: zone a.test committed "received update to serial 2 at 2026-11-23T09:22:53 from 127.0.0.1@41891"
+[2026-11-23 09:22:54.492] nsd[26041]: info: zone a.test serial 1 is updated to 2
+`, []Transfer{{"a.test.", "", 1}, {"a.test.", "", 2}}},
+		{"nsd refused", parseNSD, `
+[2026-11-23 09:24:15.666] nsd[27051]: error: xfrd: zone a.test received error code REFUSED from 127.0.0.1@56124
+`, nil},
+		{"powerdns axfr then ixfr", parsePowerDNS, `
+Nov 23 09:29:26 AXFR-in zone: 'a.test', primary: '127.0.0.1', retrieval finished
+Nov 23 09:29:26 AXFR-in zone: 'a.test', primary: '127.0.0.1', storage transaction started
+Nov 23 09:29:26 AXFR-in zone: 'a.test', primary: '127.0.0.1', zone committed with serial 1
+Nov 23 09:29:27 IXFR-in zone: 'a.test', primary: '127.0.0.1', starting IXFR
+Nov 23 09:29:27 IXFR-in zone: 'a.test', primary: '127.0.0.1', got 1 delta, zone committed with serial 2
+`, []Transfer{{"a.test.", "AXFR", 1}, {"a.test.", "IXFR", 2}}},
+		{"powerdns refused", parsePowerDNS, `
+Nov 23 09:32:10 XFR-in zone: 'a.test', primary: '127.0.0.1', unable to xfr zone (ResolverException): AXFR chunk error: Query Refused (This was attempt number 1. Excluding zone from slave-checks until 1795426331)
+`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
