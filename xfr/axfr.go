@@ -54,7 +54,9 @@ func (s *Server) transferZone(w dns.ResponseWriter, r *dns.Msg, st *settings, ki
 	}
 	if rcode == dns.RcodeSuccess {
 		if err := s.mayTransfer(w, r, st, z); err != nil {
-			s.log.Warn(kind+" refused", "zone", z.name, "peer", remoteAddr(w), "reason", err)
+			peer := remoteAddr(w)
+			s.warnClient(kind+"|"+peer.String()+"|"+z.name+"|"+err.Error(), kind+" refused",
+				"zone", z.name, "peer", peer, "reason", err)
 			rcode = dns.RcodeRefused
 			s.transfers.refused.Add(1)
 		}

@@ -37,7 +37,8 @@ type Options struct {
 	// 127.0.0.1:0 themselves and learn the port.
 	PacketConns []net.PacketConn
 	Listeners   []net.Listener
-	// Clock gives the time for peer tracking (time.Now).
+	// Clock gives the time for peer tracking and for limiting log lines
+	// (time.Now).
 	Clock func() time.Time
 	// Resolver resolves secondaries given as host names
 	// (net.DefaultResolver).
@@ -102,7 +103,16 @@ type Server struct {
 	peers     *tracker
 	queries   rcodeCounters
 	transfers transferCounters
+	// clientLines limits the log lines outside clients can cause.
+	clientLines *logLimiter
 }
+
+// Log lines caused by outside clients: at most one per client, zone and
+// reason per clientLineInterval, for up to clientLineKeys such keys.
+const (
+	clientLineInterval = time.Minute
+	clientLineKeys     = 4096
+)
 
 // New returns a Server for cfg reading zones from src.
 func New(cfg *schema.Config, src Source, opts Options, log *slog.Logger) *Server {
@@ -110,7 +120,8 @@ func New(cfg *schema.Config, src Source, opts Options, log *slog.Logger) *Server
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	opts.defaults()
-	s := &Server{src: src, log: log.With("component", "xfr"), opts: opts}
+	s := &Server{src: src, log: log.With("component", "xfr"), opts: opts,
+		clientLines: newLogLimiter(clientLineInterval, clientLineKeys, opts.Clock)}
 	s.set.Store(newSettings(cfg))
 	s.peers = newTracker(s)
 	return s
@@ -239,7 +250,9 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	if t := r.IsTsig(); t != nil && w.TsigStatus() != nil {
 		// RFC 8945 §5.2: a signature that does not verify (unknown key,
 		// wrong MAC, time out of the fudge) is answered NOTAUTH.
-		s.log.Warn("request with a bad TSIG signature", "peer", remoteAddr(w), "key", t.Hdr.Name, "err", w.TsigStatus())
+		peer := remoteAddr(w)
+		s.warnClient("bad TSIG|"+peer.String()+"|"+t.Hdr.Name, "request with a bad TSIG signature",
+			"peer", peer, "key", t.Hdr.Name, "err", w.TsigStatus())
 		s.reply(w, r, dns.RcodeNotAuth)
 		return
 	}

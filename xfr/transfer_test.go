@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -20,9 +21,15 @@ import (
 // and returns its address.
 func serve(t testing.TB, cfg *schema.Config, src Source, opts Options) (string, *Server) {
 	t.Helper()
+	return serveLogged(t, cfg, src, opts, nil)
+}
+
+// serveLogged is serve with the server's log going to log.
+func serveLogged(t testing.TB, cfg *schema.Config, src Source, opts Options, log *slog.Logger) (string, *Server) {
+	t.Helper()
 	pc, l := secondarytest.ListenPair(t)
 	opts.PacketConns, opts.Listeners = []net.PacketConn{pc}, []net.Listener{l}
-	s := New(cfg, src, opts, nil)
+	s := New(cfg, src, opts, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
