@@ -39,7 +39,14 @@ func (t *tracker) work(ctx context.Context, addr netip.AddrPort, zone string) {
 			}
 			t.mu.Unlock()
 			if err != nil && ctx.Err() == nil {
-				t.s.log.Warn("NOTIFY not answered", "zone", zone, "peer", addr.String(), "serial", serial, "err", err)
+				// A secondary that refuses a zone refuses every serial:
+				// one line a minute per secondary, zone and outcome.
+				outcome := "no answer"
+				if re := (notifyRcodeError{}); errors.As(err, &re) {
+					outcome = dns.RcodeToString[re.rcode]
+				}
+				t.s.warnClient("NOTIFY|"+addr.String()+"|"+zone+"|"+outcome, "NOTIFY failed",
+					"zone", zone, "peer", addr.String(), "serial", serial, "err", err)
 			}
 		}
 		select {
@@ -99,13 +106,18 @@ func (t *tracker) notify(ctx context.Context, addr netip.AddrPort, zone string, 
 		var r *dns.Msg
 		if r, _, err = c.ExchangeContext(ctx, m, addr.String()); err == nil {
 			if r.Rcode != dns.RcodeSuccess {
-				return fmt.Errorf("answered %s", dns.RcodeToString[r.Rcode])
+				return notifyRcodeError{r.Rcode}
 			}
 			return nil
 		}
 	}
 	return err
 }
+
+// notifyRcodeError is a NOTIFY the secondary answered with an error.
+type notifyRcodeError struct{ rcode int }
+
+func (e notifyRcodeError) Error() string { return "answered " + dns.RcodeToString[e.rcode] }
 
 func (t *tracker) client() *dns.Client {
 	return &dns.Client{Net: "udp", Timeout: t.s.opts.NotifyTimeout, TsigProvider: tsigProvider{t.s}}

@@ -3,9 +3,11 @@ package xfr
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +27,7 @@ type fakeSecondary struct {
 	signed   int      // NOTIFYs whose TSIG verified
 	drop     int      // NOTIFYs to leave unanswered before answering
 	silent   bool     // answer no NOTIFY at all
+	refuse   bool     // answer every NOTIFY REFUSED
 	serial   uint32   // the serial it serves
 	follow   bool     // serve each NOTIFY's serial at once
 	hold     chan struct{}
@@ -63,6 +66,11 @@ func (f *fakeSecondary) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		}
 		soa := r.Answer[0].(*dns.SOA)
 		f.notifies = append(f.notifies, soa.Serial)
+		if f.refuse {
+			m.Rcode = dns.RcodeRefused
+			f.mu.Unlock()
+			break
+		}
 		if r.IsTsig() != nil && w.TsigStatus() == nil {
 			f.signed++
 			m.SetTsig(r.IsTsig().Hdr.Name, r.IsTsig().Algorithm, 300, time.Now().Unix())
@@ -344,4 +352,33 @@ func TestNotifyNotHeldByPolling(t *testing.T) {
 		got := f.seen()
 		return len(got) == 2 && got[1] == next
 	})
+}
+
+// TestRefusedNotifyLoggedOnce: a secondary that refuses NOTIFY for a zone
+// refuses every serial; each refusal counts as a failure, but the log
+// says so once a minute.
+func TestRefusedNotifyLoggedOnce(t *testing.T) {
+	f := startFake(t, nil)
+	f.mu.Lock()
+	f.refuse, f.follow = true, false
+	f.mu.Unlock()
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	logs := &syncBuffer{}
+	opts := fastOptions
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	opts.Clock = func() time.Time { return now }
+	_, s := serveLogged(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, opts, slog.New(slog.NewTextHandler(logs, nil)))
+	failed := func() uint64 {
+		pz, _, _ := peerZoneOf(s, f.addr, "example.test.")
+		return pz.NotifyFailed
+	}
+	eventually(t, "the first NOTIFY refused", func() bool { return failed() == 1 })
+	for i := range 5 {
+		commitLines(t, src, "example.test.", []string{fmt.Sprintf("b A 192.0.2.%d", i+2)})
+		eventually(t, "the NOTIFY of the new serial refused", func() bool { return failed() == uint64(i+2) })
+	}
+	got := logs.lines("NOTIFY failed")
+	if len(got) != 1 || !strings.Contains(got[0], "err=\"answered REFUSED\"") {
+		t.Fatalf("log lines for 6 refused NOTIFYs: %q, want one saying REFUSED", got)
+	}
 }

@@ -103,7 +103,8 @@ type Server struct {
 	peers     *tracker
 	queries   rcodeCounters
 	transfers transferCounters
-	// clientLines limits the log lines outside clients can cause.
+	// clientLines limits the log lines outside clients (and secondaries
+	// that refuse NOTIFY) can cause.
 	clientLines *logLimiter
 }
 
