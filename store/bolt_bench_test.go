@@ -79,12 +79,21 @@ func benchBootstrap(n int) ([]store.ZoneChange, int) {
 	return changes, records
 }
 
+// boltBenchVMs is how many VMs the bbolt benchmarks hold: 100k, or 10k
+// with -short (make bench-smoke only checks that they run).
+func boltBenchVMs() int {
+	if testing.Short() {
+		return 10_000
+	}
+	return 100_000
+}
+
 // BenchmarkBoltBootstrap100k applies 100k VMs (about 1M records) as one
 // commit to a fresh file, with fsync, and reports records per second and
 // file bytes per record (the VMs' records plus the bootstrap diff in the
 // journal).
 func BenchmarkBoltBootstrap100k(b *testing.B) {
-	changes, records := benchBootstrap(100_000)
+	changes, records := benchBootstrap(boltBenchVMs())
 	var size int64
 	b.ResetTimer()
 	for range b.N {
@@ -119,8 +128,8 @@ func BenchmarkBoltCommitOneVM(b *testing.B) {
 	serial := store.Serial(1000)
 	b.ResetTimer()
 	for i := range b.N {
-		vm, zones := benchVM(i%100_000, i+1)
-		_, old := benchVM(i%100_000, i)
+		vm, zones := benchVM(i%boltBenchVMs(), i+1)
+		_, old := benchVM(i%boltBenchVMs(), i)
 		c := store.ZoneChange{Zone: benchZone, Prev: serial, Next: serial + 1,
 			SetVMs:      map[string][]store.Record{vm: zones[benchZone]},
 			Diff:        store.Diff{Zone: benchZone, From: serial, To: serial + 1, Removed: old[benchZone], Added: zones[benchZone]},
@@ -135,7 +144,7 @@ func BenchmarkBoltCommitOneVM(b *testing.B) {
 // benchFull returns a store holding the 100k VMs of benchBootstrap, closed
 // when b ends, and its record count.
 func benchFull(b *testing.B) (*store.Bolt, int) {
-	changes, records := benchBootstrap(100_000)
+	changes, records := benchBootstrap(boltBenchVMs())
 	db, err := store.OpenBolt(filepath.Join(b.TempDir(), "cnsd.db"), store.BoltOptions{})
 	if err != nil {
 		b.Fatal(err)

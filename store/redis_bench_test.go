@@ -24,7 +24,6 @@ import (
 // BenchmarkRedisBootstrap100k also runs redis-benchmark's pipelined HSET
 // against the same server and reports the bootstrap's VM hash writes per
 // second as a fraction of it.
-const redisBenchVMs = 100_000
 
 var redisBenchZones = []string{"dc1.cns.example.com.", "pub.example.com.", "10.in-addr.arpa."}
 
@@ -114,7 +113,7 @@ func (d *redisBenchData) hashFields() int {
 
 func BenchmarkRedisBootstrap100k(b *testing.B) {
 	ctx := context.Background()
-	d := newRedisBenchData(redisBenchVMs)
+	d := newRedisBenchData(benchVMs())
 	r, srv := openTestRedis(b, RedisOptions{})
 	var elapsed time.Duration
 	for b.Loop() {
@@ -137,7 +136,7 @@ func BenchmarkRedisBootstrap100k(b *testing.B) {
 
 func BenchmarkRedisCommitOneVM(b *testing.B) {
 	ctx := context.Background()
-	d := newRedisBenchData(redisBenchVMs)
+	d := newRedisBenchData(benchVMs())
 	r, _ := openTestRedis(b, RedisOptions{})
 	redisMust(b, r.Apply(ctx, 1, d.changes))
 	serial := d.changes[0].Next
@@ -145,7 +144,7 @@ func BenchmarkRedisCommitOneVM(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		vm := i % redisBenchVMs
+		vm := i % len(d.vms[zone])
 		now := redisBenchVMRecords(vm, i)[zone]
 		uuid := now[0].Source
 		old := d.vms[zone][uuid]
@@ -160,7 +159,7 @@ func BenchmarkRedisCommitOneVM(b *testing.B) {
 
 func BenchmarkRedisMemory(b *testing.B) {
 	ctx := context.Background()
-	d := newRedisBenchData(redisBenchVMs)
+	d := newRedisBenchData(benchVMs())
 	r, _ := openTestRedis(b, RedisOptions{})
 	for b.Loop() {
 		b.StopTimer()
@@ -205,7 +204,7 @@ func redisUsedMemory(b *testing.B, r *Redis) int64 {
 // HSET requests per second: what this machine and server can do.
 func redisBenchmarkHSET(b *testing.B, srv *redistest.Server) float64 {
 	out, err := exec.Command("redis-benchmark", "-p", strconv.Itoa(srv.Port()),
-		"-P", "16", "-t", "hset", "-n", "1000000", "-q").CombinedOutput()
+		"-P", "16", "-t", "hset", "-n", strconv.Itoa(10*benchVMs()), "-q").CombinedOutput()
 	if err != nil {
 		b.Fatalf("redis-benchmark (Debian package redis-tools): %v\n%s", err, out)
 	}
