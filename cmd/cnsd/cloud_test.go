@@ -113,8 +113,9 @@ type overCloud struct {
 	stderr      *syncBuffer
 	writeConfig func(zones string)
 	// token and dnsListen, when set, are written as api.token and
-	// instead of the DNS address cnsd was started on.
-	token, dnsListen string
+	// instead of the DNS address cnsd was started on; extra, when set, is
+	// further top-level members of the configuration (",\"key\": …").
+	token, dnsListen, extra string
 }
 
 // startOverCloud runs cnsd with the embedded store over the simulated
@@ -143,8 +144,8 @@ func startOverCloud(t *testing.T, zones string) *overCloud {
   "forward_zones": {%s}, "allow_transfer": ["192.0.2.0/24", "127.0.0.1"],
   "store": {"path": %q}, "dns": {"listen": [%q]}, "api": {"listen": "127.0.0.1:%d"%s},
   "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q, "poll_seconds": 1}, "napi_opts": {"url": %q},
-  "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`, zones,
-			filepath.Join(dir, "cnsd.db"), dnsListen, ports[1], token, cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
+  "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}%s}`, zones,
+			filepath.Join(dir, "cnsd.db"), dnsListen, ports[1], token, cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password, c.extra)
 		// Written whole under another name and renamed, as cnsadm does,
 		// so cnsd never reads half a file.
 		tmp := cfgPath + ".new"
