@@ -18,7 +18,8 @@ import (
 )
 
 // Contributors of records that come from the configuration rather than
-// from a VM: the catalog zone's, and the NS records of forward zones.
+// from a VM: the catalog zone's, and the NS records of forward and reverse
+// zones.
 const (
 	catalogSource = "catalog"
 	configSource  = "config"
@@ -60,6 +61,9 @@ type Catalog struct {
 	zone    string   // catalog zone written last
 	written bool     // last and zone are in the store
 	keptFor *schema.Config
+	// nsWritten is the NS targets last stored, by zone; nil before the
+	// first write.
+	nsWritten map[string][]string
 }
 
 // NewCatalog returns a maintainer of cfg's catalog zone over st.
@@ -109,10 +113,13 @@ func (c *Catalog) update(ctx context.Context) error {
 	cfg := c.cfg.Load()
 	st := newSettings(cfg)
 	if c.keptFor != cfg {
-		if err := c.keepZones(ctx, st); err != nil {
+		if err := c.st.Keep(ctx, slices.Collect(maps.Keys(st.forward))); err != nil {
 			return err
 		}
 		c.keptFor = cfg
+	}
+	if err := c.writeNS(ctx, st); err != nil {
+		return err
 	}
 	zone, members := "", []string(nil)
 	if st.catalog != nil {
@@ -138,22 +145,47 @@ func (c *Catalog) update(ctx context.Context) error {
 	return nil
 }
 
-// keepZones makes the configured forward zones permanent and writes their
-// NS records, so that a change of secondaries is a new serial that
-// reaches the secondaries by IXFR.
-func (c *Catalog) keepZones(ctx context.Context, st *settings) error {
-	forward := slices.Collect(maps.Keys(st.forward))
-	if err := c.st.Keep(ctx, forward); err != nil {
-		return err
+// writeNS stores the NS records of every configured forward zone (kept
+// by store.Keep) and of every reverse zone that holds records of VMs, so
+// that a change of secondaries is a new serial that reaches the
+// secondaries by IXFR. A reverse zone whose last VM record goes loses its
+// NS records too, and with them the zone.
+func (c *Catalog) writeNS(ctx context.Context, st *settings) error {
+	want := map[string][]string{}
+	for name, zc := range st.forward {
+		want[name] = zc.ns
+	}
+	for _, z := range st.served(c.st) {
+		if z.conf.kind == reverseZone && holdsVMRecords(z.snap) {
+			want[z.name] = z.conf.ns
+		}
+	}
+	if c.nsWritten != nil && maps.EqualFunc(want, c.nsWritten, slices.Equal) {
+		return nil
 	}
 	ns := map[string][]store.Record{}
-	for name, zc := range st.forward {
-		for _, host := range zc.ns {
+	for name, hosts := range want {
+		for _, host := range hosts {
 			ns[name] = append(ns[name], store.NewRecord(name, dns.TypeNS, host, configSource))
 		}
 	}
-	_, err := c.st.CommitSource(ctx, configSource, ns)
-	return err
+	if _, err := c.st.CommitSource(ctx, configSource, ns); err != nil {
+		return err
+	}
+	c.nsWritten = want
+	return nil
+}
+
+// holdsVMRecords reports whether snap holds records besides the NS
+// records writeNS stores at its apex.
+func holdsVMRecords(snap *store.Snapshot) bool {
+	stored := 0
+	for _, r := range snap.Lookup(snap.Zone()) {
+		if uint16(r.Type) == dns.TypeNS && r.Source == configSource {
+			stored++
+		}
+	}
+	return snap.Len() > stored
 }
 
 // catalogMembers lists the zones the catalog names: every served zone the

@@ -140,3 +140,38 @@ func TestNSFollowConfig(t *testing.T) {
 		t.Fatalf("AXFR has %d NS records, want 3:\n%q", ns, rrStrings(all))
 	}
 }
+
+// TestReverseNSFollowConfig: a reverse zone's NS records are stored once
+// it holds a VM's record, so a secondary added to reverse_zones is a new
+// serial whose IXFR carries the NS record; when the last VM record goes,
+// the zone goes with its NS records.
+func TestReverseNSFollowConfig(t *testing.T) {
+	const rev = "2.0.192.in-addr.arpa."
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	cfg := testConfig(t, `, "reverse_zones": {"peers": ["ns2.example.test"]}`)
+	c := NewCatalog(cfg, src, nil)
+	runCatalog(t, c)
+	addr, s := serve(t, cfg, src, Options{})
+	commitLines(t, src, rev, []string{"1 PTR a.example.test."})
+	nsOf := func() []string {
+		return slices.DeleteFunc(catalogRRs(src, rev), func(l string) bool { return !strings.Contains(l, "\tNS\t") })
+	}
+	eventually(t, "the reverse zone's NS records in the store", func() bool {
+		return slices.Equal(nsOf(), []string{rev + "\tNS\tns.example.test.", rev + "\tNS\tns2.example.test."})
+	}, func() string { return fmtList(catalogRRs(src, rev)) })
+	before := uint32(src.Snapshot(rev).Serial())
+
+	next := testConfig(t, `, "reverse_zones": {"peers": ["ns2.example.test", "ns3.example.test"]}`)
+	s.SetConfig(next)
+	c.SetConfig(next)
+	eventually(t, "a new serial of the reverse zone", func() bool { return uint32(src.Snapshot(rev).Serial()) != before })
+	got, _, _ := transfer(t, addr, rev, true, before, nil)
+	want := rev + " 3600 IN NS ns3.example.test."
+	if g := rrStrings(got); len(g) != 5 || g[3] != want {
+		t.Fatalf("IXFR %q, want the new NS record %q added", g, want)
+	}
+
+	commitLines(t, src, rev, nil)
+	eventually(t, "the reverse zone to go with its last VM record", func() bool { return src.Snapshot(rev) == nil },
+		func() string { return fmtList(catalogRRs(src, rev)) })
+}
