@@ -23,7 +23,7 @@ deps=(
 	nsd:nsd
 	pdns_server:pdns-server
 	pdnsutil:pdns-server
-	/usr/share/doc/pdns-backend-sqlite3/schema.sqlite3.sql:pdns-backend-sqlite3
+	/usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql:pdns-backend-sqlite3
 	sqlite3:sqlite3
 	slapd:slapd
 	ldapsearch:ldap-utils

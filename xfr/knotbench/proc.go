@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/cnsd/cnsd/xfr/secondarytest"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:
@@ -29,7 +31,7 @@ type Server struct {
 
 // start runs cmd (see procAttr) and notes when it exits.
 func (s *Server) start(cmd *exec.Cmd) error {
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = secondarytest.ProcAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.Name, err)
 	}

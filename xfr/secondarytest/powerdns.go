@@ -68,10 +68,11 @@ func StartPowerDNS(t testing.TB, cfg Config) *Secondary {
 	})
 }
 
-// pdnsSchema is the gsqlite3 backend's schema as Debian ships it.
+// pdnsSchema is the gsqlite3 backend's schema as Debian ships it (not
+// under /usr/share/doc, which minimal images leave out).
 func pdnsSchema(t testing.TB) string {
 	t.Helper()
-	const path = "/usr/share/doc/pdns-backend-sqlite3/schema.sqlite3.sql"
+	const path = "/usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql"
 	if p := os.Getenv("CNSD_PDNS_SCHEMA"); p != "" {
 		return p
 	}

@@ -196,9 +196,7 @@ func (s *Secondary) run(flag int) error {
 	s.done = make(chan struct{})
 	defer f.Close()
 	cmd.Dir, cmd.Stdout, cmd.Stderr = s.dir, f, f
-	// Its own process group, so that a ^C to the test does not reach it
-	// before Cleanup does.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = ProcAttr()
 	if err := cmd.Start(); err != nil {
 		s.err = err
 		close(s.done)
