@@ -2,6 +2,7 @@ package secondarytest
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -189,13 +190,17 @@ func parseNSD(log string) []Transfer {
 //	AXFR-in zone: 'z', primary: '127.0.0.1', zone committed with serial 7
 //	IXFR-in zone: 'z', primary: '127.0.0.1', got 1 delta, zone committed with serial 8
 //
-// with the zone's name without the trailing dot.
+// with the zone's name without the trailing dot. An IXFR that finds the
+// zone current (the answer is the SOA alone, as when two NOTIFYs queued
+// two checks) is logged as "got 0 deltas, zone committed with serial 0":
+// no transfer.
 var powerDNSLine = regexp.MustCompile(`\b(AXFR|IXFR)-in zone: '([^']+)', .*zone committed with serial (\d+)`)
 
 func parsePowerDNS(log string) []Transfer {
-	return transfersMatching(log, powerDNSLine, func(m []string) Transfer {
+	all := transfersMatching(log, powerDNSLine, func(m []string) Transfer {
 		return Transfer{Zone: fqdn(m[2]), Kind: m[1], Serial: serialOf(m[3])}
 	})
+	return slices.DeleteFunc(all, func(tr Transfer) bool { return tr.Kind == "IXFR" && tr.Serial == 0 })
 }
 
 // transfersMatching makes a Transfer of every log line re matches, for

@@ -66,6 +66,7 @@ Nov 23 09:29:26 AXFR-in zone: 'a.test', primary: '127.0.0.1', storage transactio
 Nov 23 09:29:26 AXFR-in zone: 'a.test', primary: '127.0.0.1', zone committed with serial 1
 Nov 23 09:29:27 IXFR-in zone: 'a.test', primary: '127.0.0.1', starting IXFR
 Nov 23 09:29:27 IXFR-in zone: 'a.test', primary: '127.0.0.1', got 1 delta, zone committed with serial 2
+Nov 23 09:29:27 IXFR-in zone: 'a.test', primary: '127.0.0.1', got 0 deltas, zone committed with serial 0
 `, []Transfer{{"a.test.", "AXFR", 1}, {"a.test.", "IXFR", 2}}},
 		{"powerdns refused", parsePowerDNS, `
 Nov 23 09:32:10 XFR-in zone: 'a.test', primary: '127.0.0.1', unable to xfr zone (ResolverException): AXFR chunk error: Query Refused (This was attempt number 1. Excluding zone from slave-checks until 1795426331)
