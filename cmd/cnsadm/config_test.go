@@ -139,13 +139,20 @@ func TestUpgrade(t *testing.T) {
 	}
 }
 
-func TestPreview(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "cnsd.json")
+// previewConfig writes the configuration the preview tests use (one
+// catch-all zone, names by alias and login) and returns its path.
+func previewConfig(t *testing.T) string {
+	t.Helper()
+	cfg := filepath.Join(t.TempDir(), "cnsd.json")
 	if err := os.WriteFile(cfg, []byte(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
   "use_alias": true, "use_login": true, "forward_zones": {"dc1.cns.example.com": {"networks": ["*"]}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return cfg
+}
+
+func TestPreview(t *testing.T) {
+	cfg := previewConfig(t)
 	var example struct {
 		View json.RawMessage `json:"view"`
 	}
@@ -156,7 +163,7 @@ func TestPreview(t *testing.T) {
 	if err := json.Unmarshal(data, &example); err != nil {
 		t.Fatal(err)
 	}
-	view := filepath.Join(dir, "view.json")
+	view := filepath.Join(t.TempDir(), "view.json")
 	if err := os.WriteFile(view, example.View, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -77,12 +77,7 @@ func TestPreviewInputs(t *testing.T) {
 // example fixture; the output is testdata/preview-example.golden
 // (go test -run TestPreviewFixtureGolden -update rewrites it).
 func TestPreviewFixtureGolden(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "cnsd.json")
-	if err := os.WriteFile(cfg, []byte(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
-  "use_alias": true, "use_login": true, "forward_zones": {"dc1.cns.example.com": {"networks": ["*"]}}}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cfg := previewConfig(t)
 	now = func() time.Time { return mustTime("2026-03-01T12:00:00Z") }
 	t.Cleanup(func() { now = time.Now })
 	var out bytes.Buffer

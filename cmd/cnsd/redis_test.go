@@ -71,7 +71,13 @@ func serialOf(addr, zone string) uint32 {
 func axfrCount(addr, zone string) int {
 	m := new(dns.Msg)
 	m.SetAxfr(zone)
-	ch, err := (&dns.Transfer{}).In(m, addr)
+	return transferCount(&dns.Transfer{}, m, addr)
+}
+
+// transferCount runs the transfer m asks for and returns its records, or
+// -1.
+func transferCount(tr *dns.Transfer, m *dns.Msg, addr string) int {
+	ch, err := tr.In(m, addr)
 	if err != nil {
 		return -1
 	}

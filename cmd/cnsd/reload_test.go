@@ -241,18 +241,7 @@ func signedAXFRCount(addr, zone, name, secret string) int {
 	m := new(dns.Msg)
 	m.SetAxfr(zone)
 	m.SetTsig(key, dns.HmacSHA256, 300, time.Now().Unix())
-	ch, err := (&dns.Transfer{TsigSecret: map[string]string{key: secret}}).In(m, addr)
-	if err != nil {
-		return -1
-	}
-	n := 0
-	for env := range ch {
-		if env.Error != nil {
-			return -1
-		}
-		n += len(env.RR)
-	}
-	return n
+	return transferCount(&dns.Transfer{TsigSecret: map[string]string{key: secret}}, m, addr)
 }
 
 // TestReloadTokenAndStartOnlySettings: a bearer token set in the file
