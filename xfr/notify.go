@@ -15,8 +15,9 @@ import (
 
 // work brings one secondary up to date on one zone: NOTIFY with the
 // latest serial (a burst of commits costs one NOTIFY), then SOA polls
-// until it serves that serial or has been behind for StaleAfter. It ends
-// when nothing is due; want starts it again.
+// until it serves that serial or has been behind for StaleAfter, with
+// the NOTIFY sent again after NotifyResend, 2×NotifyResend, … while it
+// stays behind. It ends when nothing is due; want starts it again.
 func (t *tracker) work(ctx context.Context, addr netip.AddrPort, zone string) {
 	for ctx.Err() == nil {
 		t.mu.Lock()
@@ -29,6 +30,16 @@ func (t *tracker) work(ctx context.Context, addr netip.AddrPort, zone string) {
 			return
 		}
 		serial, notify := pz.want, pz.notified != pz.want
+		now := t.s.opts.Clock()
+		switch {
+		case notify:
+			pz.resendAfter = t.s.opts.NotifyResend
+		case pz.reached() || pz.lastNotify.IsZero():
+		case now.Sub(pz.lastNotify) >= pz.resendAfter:
+			// Answered but not acted on: the secondary is still behind.
+			notify = true
+			pz.resendAfter = min(2*pz.resendAfter, 64*t.s.opts.NotifyResend)
+		}
 		t.mu.Unlock()
 		if notify {
 			err := t.notify(ctx, addr, zone, serial)

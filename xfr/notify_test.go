@@ -30,6 +30,7 @@ type fakeSecondary struct {
 	refuse   bool     // answer every NOTIFY REFUSED
 	serial   uint32   // the serial it serves
 	follow   bool     // serve each NOTIFY's serial at once
+	polls    int      // SOA queries answered
 	hold     chan struct{}
 }
 
@@ -83,6 +84,7 @@ func (f *fakeSecondary) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		m.Answer = []dns.RR{&dns.TXT{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeTXT, Class: dns.ClassCHAOS}, Txt: []string{"fake 1.0"}}}
 	case q.Qtype == dns.TypeSOA:
 		f.mu.Lock()
+		f.polls++
 		m.Answer = []dns.RR{&dns.SOA{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 60},
 			Ns: "ns.", Mbox: "h.", Serial: f.serial}}
 		f.mu.Unlock()
@@ -352,6 +354,65 @@ func TestNotifyNotHeldByPolling(t *testing.T) {
 		got := f.seen()
 		return len(got) == 2 && got[1] == next
 	})
+}
+
+// TestNotifyResentWhileBehind: a secondary that answers NOTIFY but does
+// not catch up is sent it again after NotifyResend, then after twice
+// that, and no more once it serves the serial.
+func TestNotifyResentWhileBehind(t *testing.T) {
+	f := startFake(t, nil)
+	f.mu.Lock()
+	f.follow, f.serial = false, 1 // answers NOTIFY, keeps serving serial 1
+	f.mu.Unlock()
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	advance := func(d time.Duration) {
+		mu.Lock()
+		now = now.Add(d)
+		mu.Unlock()
+	}
+	opts := fastOptions
+	opts.NotifyResend = time.Minute
+	opts.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	_, s := serve(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, opts)
+	serial := uint32(src.Snapshot("example.test.").Serial())
+	polls := func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.polls }
+	// stillSeen advances the clock by d, lets the worker poll twice, and
+	// checks that no NOTIFY went out meanwhile.
+	stillSeen := func(d time.Duration, n int) {
+		t.Helper()
+		advance(d)
+		p := polls()
+		eventually(t, "two more polls", func() bool { return polls() >= p+2 })
+		if got := f.seen(); len(got) != n {
+			t.Fatalf("after %v more: NOTIFYs %v, want %d", d, got, n)
+		}
+	}
+	eventually(t, "the first NOTIFY", func() bool { return len(f.seen()) == 1 })
+	stillSeen(59*time.Second, 1)
+	advance(time.Second)
+	eventually(t, "the NOTIFY sent again after a minute behind", func() bool { return len(f.seen()) == 2 })
+	stillSeen(119*time.Second, 2)
+	advance(time.Second)
+	eventually(t, "the NOTIFY sent again after two more minutes", func() bool { return len(f.seen()) == 3 })
+	if got := f.seen(); got[1] != serial || got[2] != serial {
+		t.Fatalf("NOTIFY serials %v, want %d each time", got, serial)
+	}
+	f.mu.Lock()
+	f.serial = serial
+	f.mu.Unlock()
+	eventually(t, "the confirmed serial", func() bool { pz, _, _ := peerZoneOf(s, f.addr, "example.test."); return pz.Serial == serial })
+	advance(time.Hour)
+	next := commitLines(t, src, "example.test.", []string{"b A 192.0.2.2"})
+	eventually(t, "the NOTIFY of the next serial", func() bool { return len(f.seen()) == 4 })
+	if got := f.seen(); got[3] != next {
+		t.Fatalf("NOTIFY serials %v, want the fourth to be %d and no resend once caught up", got, next)
+	}
+	pz, _, _ := peerZoneOf(s, f.addr, "example.test.")
+	if pz.NotifySent != 4 || pz.NotifyFailed != 0 {
+		t.Fatalf("peer zone %+v, want 4 NOTIFYs sent, none failed", pz)
+	}
 }
 
 // TestRefusedNotifyLoggedOnce: a secondary that refuses NOTIFY for a zone

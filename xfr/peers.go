@@ -42,9 +42,12 @@ type peerZone struct {
 	want, notified, confirmed uint32
 	wantSince, confirmedAt    time.Time
 	lastNotify                time.Time
-	axfr, ixfr                uint64
-	notifySent, notifyFailed  uint64
-	stale, running            bool
+	// resendAfter is how long after lastNotify the NOTIFY goes again
+	// while the secondary is behind; it doubles with each resend.
+	resendAfter              time.Duration
+	axfr, ixfr               uint64
+	notifySent, notifyFailed uint64
+	stale, running           bool
 	// wake interrupts the worker's wait between polls when a newer
 	// serial is wanted, so that its NOTIFY goes out at once.
 	wake chan struct{}

@@ -55,6 +55,12 @@ type Options struct {
 	// marked stale (15 min).
 	PollInterval time.Duration
 	StaleAfter   time.Duration
+	// NotifyResend is how long a secondary may stay behind after a
+	// NOTIFY before it is sent the NOTIFY again (5 s); the wait doubles
+	// with each resend up to 64 times that. An answered NOTIFY is no
+	// promise to transfer; a secondary that dropped one would otherwise
+	// stay behind until its SOA refresh timer runs out.
+	NotifyResend time.Duration
 	// DenyLoopbackTransfer takes loopback addresses out of the transfer
 	// ACL, which otherwise always lets them transfer: tests on loopback
 	// use it to see refusals.
@@ -85,6 +91,9 @@ func (o *Options) defaults() {
 	}
 	if o.StaleAfter <= 0 {
 		o.StaleAfter = 15 * time.Minute
+	}
+	if o.NotifyResend <= 0 {
+		o.NotifyResend = 5 * time.Second
 	}
 	if o.ResolveInterval <= 0 {
 		o.ResolveInterval = 5 * time.Minute

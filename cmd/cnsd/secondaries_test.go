@@ -25,6 +25,11 @@ func TestSecondariesFollowCloud(t *testing.T) {
 		wait    = 30 * time.Second
 	)
 	c := startOverCloud(t, fmt.Sprintf(`%q: {"networks": ["*"]}`, zone))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("cnsd's log:\n%s", c.stderr.String())
+		}
+	})
 	inst := cloudVM + ".inst." + cloudOwner + "." + zone + "."
 	waitFor(t, "cnsd to serve "+inst, func() bool { return answers(c.dns, inst, "192.0.2.11") })
 
@@ -63,8 +68,10 @@ func TestSecondariesFollowCloud(t *testing.T) {
 	if _, err := c.cloud.DestroyVM(cloudVM); err != nil {
 		t.Fatal(err)
 	}
+	gone := func(r *dns.Msg) bool { return r != nil && r.Rcode == dns.RcodeNameError }
+	waitFor(t, "cnsd to answer NXDOMAIN for "+inst, func() bool { return gone(ask(c.dns, inst, dns.TypeA)) })
 	for _, s := range secondaries {
-		s.WaitAnswer(t, inst, "A", wait, func(r *dns.Msg) bool { return r.Rcode == dns.RcodeNameError })
+		s.WaitAnswer(t, inst, "A", wait, gone)
 	}
 }
 

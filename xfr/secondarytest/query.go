@@ -106,8 +106,8 @@ func (s *Secondary) WaitAnswer(t testing.TB, name, qtype string, timeout time.Du
 		}
 		s.pause(t, 50*time.Millisecond)
 	}
-	t.Fatalf("secondarytest: %s at %s: no satisfying answer to %s %s within %v; last:\n%v\nlog:\n%s",
-		s.kind, s.addr, name, qtype, timeout, r, s.logTail())
+	t.Fatalf("secondarytest: %s at %s: no satisfying answer to %s %s within %v; last:\n%v\nlog about %s:\n%s\nlog:\n%s",
+		s.kind, s.addr, name, qtype, timeout, r, name, s.logAbout(name), s.logTail())
 	return nil
 }
 

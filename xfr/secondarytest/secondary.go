@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/miekg/dns"
 )
 
 // Config is what a secondary serves and where from.
@@ -83,6 +85,34 @@ func (s *Secondary) logTail() string {
 	}
 	if len(lines) > 80 {
 		lines = append([]string{"…\n"}, lines[len(lines)-80:]...)
+	}
+	return strings.Join(lines, "")
+}
+
+// logAbout is the end of what the log says about the zones that may
+// hold name: the lines naming one of its ancestors of three labels or
+// more. A busy log's tail may no longer reach back to the transfer that
+// went wrong.
+func (s *Secondary) logAbout(name string) string {
+	labels := dns.SplitDomainName(name)
+	var ancestors []string
+	for i := 0; i+3 <= len(labels); i++ {
+		ancestors = append(ancestors, strings.Join(labels[i:], "."))
+	}
+	var lines []string
+	for line := range strings.Lines(s.Log()) {
+		if strings.Contains(line, "client @") {
+			continue // the harness's own queries
+		}
+		for _, a := range ancestors {
+			if strings.Contains(line, a) {
+				lines = append(lines, line)
+				break
+			}
+		}
+	}
+	if len(lines) > 60 {
+		lines = append([]string{"…\n"}, lines[len(lines)-60:]...)
 	}
 	return strings.Join(lines, "")
 }
