@@ -443,3 +443,78 @@ func TestRefusedNotifyLoggedOnce(t *testing.T) {
 		t.Fatalf("log lines for 6 refused NOTIFYs: %q, want one saying REFUSED", got)
 	}
 }
+
+// TestTransferFromSharedAddress: a transfer from an address where one
+// secondary listens stands in for its NOTIFY and counts for it; where
+// several listen on different ports it cannot be told apart, so it
+// counts for none of them and every one is still owed the NOTIFY — one
+// secondary's transfer must not leave another behind.
+func TestTransferFromSharedAddress(t *testing.T) {
+	cases := []struct {
+		name    string
+		peers   string
+		targets []string
+		counted bool
+	}{
+		{name: "one secondary at the address", peers: `"192.0.2.53:5353"`,
+			targets: []string{"192.0.2.53:5353"}, counted: true},
+		{name: "no configured secondary there", peers: `"198.51.100.9"`,
+			targets: []string{"192.0.2.53:53"}, counted: true},
+		{name: "two secondaries at the address", peers: `"192.0.2.53:5353", "192.0.2.53:5354"`,
+			targets: []string{"192.0.2.53:5353", "192.0.2.53:5354"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+			cfg := `{"my_name": "ns.example.test", "hostmaster": "hostmaster@example.test",
+			  "forward_zones": {"example.test": {"networks": ["*"], "peers": [` + tc.peers + `]}}}`
+			s := New(parse(t, cfg), src, Options{}, nil)
+			serial := uint32(src.Snapshot("example.test.").Serial())
+			s.peers.transferred(netip.MustParseAddr("192.0.2.53"), "example.test.", serial, "ixfr")
+			var got []string
+			for _, p := range s.Peers() {
+				if strings.HasPrefix(p.Addr, "192.0.2.53:") {
+					got = append(got, p.Addr)
+				}
+			}
+			if !slices.Equal(got, tc.targets) {
+				t.Fatalf("secondaries at the address %v, want %v", got, tc.targets)
+			}
+			for _, target := range tc.targets {
+				pz := s.peers.peers[netip.MustParseAddrPort(target)].zones["example.test."]
+				if counted := pz.ixfr == 1; counted != tc.counted {
+					t.Errorf("%s: IXFR counted %d, want counted %v", target, pz.ixfr, tc.counted)
+				}
+				if owed := pz.notified != serial; owed == tc.counted || pz.want != serial {
+					t.Errorf("%s: notified %d want %d (serial %d): NOTIFY owed %v, want %v",
+						target, pz.notified, pz.want, serial, owed, !tc.counted)
+				}
+			}
+		})
+	}
+}
+
+// TestPeersFollowConfig: a secondary taken out of the configuration, or
+// of a zone that is no longer served, is forgotten and its NOTIFYs stop.
+func TestPeersFollowConfig(t *testing.T) {
+	kept, dropped := startFake(t, nil), startFake(t, nil)
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	both := notifyConfig(t, kept.addr.String()+`", "`+dropped.addr.String(), "") + "}"
+	_, s := serve(t, parse(t, both), src, fastOptions)
+	listed := func() []string {
+		var out []string
+		for _, p := range s.Peers() {
+			out = append(out, p.Addr)
+		}
+		return out
+	}
+	eventually(t, "both secondaries NOTIFYed", func() bool { return len(kept.seen()) == 1 && len(dropped.seen()) == 1 })
+	s.SetConfig(parse(t, notifyConfig(t, kept.addr.String(), "")+"}"))
+	eventually(t, "the dropped secondary forgotten", func() bool { return slices.Equal(listed(), []string{kept.addr.String()}) },
+		func() string { return fmt.Sprint(listed()) })
+	next := commitLines(t, src, "example.test.", []string{"b A 192.0.2.2"})
+	eventually(t, "the NOTIFY of the next serial", func() bool { return len(kept.seen()) == 2 })
+	if got := dropped.seen(); len(got) != 1 {
+		t.Fatalf("the dropped secondary was sent %v after it left the configuration (serial %d)", got, next)
+	}
+}

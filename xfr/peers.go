@@ -94,17 +94,37 @@ func (t *tracker) run(ctx context.Context) error {
 }
 
 // round brings every secondary's wanted serial up to its zones' current
-// ones and starts a worker wherever a NOTIFY is due.
+// ones and starts a worker wherever a NOTIFY is due. A secondary that is
+// no longer a target of a zone (taken out of the configuration, or the
+// zone is no longer served) is forgotten for that zone, which ends its
+// worker.
 func (t *tracker) round() {
 	st := t.s.settings()
 	now := t.s.opts.Clock()
+	targeted := map[netip.AddrPort]map[string]bool{}
 	for _, z := range st.served(t.s.src) {
 		if z.snap == nil {
 			continue
 		}
 		serial := z.serial()
 		for _, target := range t.targets(st, z) {
+			if targeted[target] == nil {
+				targeted[target] = map[string]bool{}
+			}
+			targeted[target][z.name] = true
 			t.want(target, z.name, serial, now)
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for addr, p := range t.peers {
+		for zone := range p.zones {
+			if !targeted[addr][zone] {
+				delete(p.zones, zone)
+			}
+		}
+		if len(p.zones) == 0 {
+			delete(t.peers, addr)
 		}
 	}
 }
@@ -163,7 +183,7 @@ func (t *tracker) targets(st *settings, z servedZone) []netip.AddrPort {
 	defer t.mu.Unlock()
 	for addr, zones := range t.learnt {
 		if zones[z.name] {
-			out = append(out, t.portFor(st, addr))
+			out = append(out, t.portsFor(st, addr)...)
 		}
 	}
 	slices.SortFunc(out, netip.AddrPort.Compare)
@@ -191,29 +211,39 @@ func (t *tracker) configured(access schema.ZoneAccess) []netip.AddrPort {
 	return out
 }
 
-// portFor is the port a secondary known by its address listens on: the
-// port of a configured peer at that address, else 53. A transfer comes
-// from an ephemeral port, which says nothing.
-func (t *tracker) portFor(st *settings, addr netip.Addr) netip.AddrPort {
+// portsFor are where a secondary known by its address listens: the
+// address with the port of each configured secondary at that address,
+// else port 53. A transfer comes from an ephemeral port, which says
+// nothing; several secondaries may share an address on different ports.
+func (t *tracker) portsFor(st *settings, addr netip.Addr) []netip.AddrPort {
+	var out []netip.AddrPort
 	for _, access := range st.allAccess() {
 		for _, p := range access.Peers {
 			host, port, err := schema.SplitPeer(p)
 			if err != nil {
 				continue
 			}
-			if a, err := netip.ParseAddr(host); err == nil && a.Unmap() == addr {
-				return netip.AddrPortFrom(addr, port)
-			}
-			if slices.Contains(t.resolved[strings.ToLower(host)], addr) {
-				return netip.AddrPortFrom(addr, port)
+			if a, err := netip.ParseAddr(host); err == nil && a.Unmap() == addr ||
+				slices.Contains(t.resolved[strings.ToLower(host)], addr) {
+				out = append(out, netip.AddrPortFrom(addr, port))
 			}
 		}
 	}
-	return netip.AddrPortFrom(addr, 53)
+	if len(out) == 0 {
+		return []netip.AddrPort{netip.AddrPortFrom(addr, 53)}
+	}
+	slices.SortFunc(out, netip.AddrPort.Compare)
+	return slices.Compact(out)
 }
 
 // transferred records that addr transferred zone at serial; kind is
 // "axfr" or "ixfr". The address gets NOTIFY for the zone from now on.
+//
+// When one secondary listens at addr, the transfer is its own: it
+// counts for it, and it needs no NOTIFY of the serial it fetched. When
+// several do, on different ports, the transfer cannot be told apart: it
+// counts in the server's totals only, and every one of them is still
+// sent NOTIFY, so that none is left behind by another's transfer.
 func (t *tracker) transferred(addr netip.Addr, zone string, serial uint32, kind string) {
 	if !addr.IsValid() {
 		return
@@ -225,21 +255,30 @@ func (t *tracker) transferred(addr netip.Addr, zone string, serial uint32, kind 
 		t.learnt[addr] = map[string]bool{}
 	}
 	t.learnt[addr][zone] = true
-	target := t.portFor(st, addr)
-	pz := t.peerLocked(target).zones[zone]
-	if pz == nil {
-		pz = &peerZone{wake: make(chan struct{}, 1)}
-		t.peerLocked(target).zones[zone] = pz
+	targets := t.portsFor(st, addr)
+	for _, target := range targets {
+		pz := t.peerLocked(target).zones[zone]
+		if pz == nil {
+			pz = &peerZone{wake: make(chan struct{}, 1)}
+			t.peerLocked(target).zones[zone] = pz
+		}
+		// Something at addr transfers again: poll whatever was stale.
+		pz.stale = false
+		if len(targets) > 1 {
+			continue
+		}
+		if kind == "axfr" {
+			pz.axfr++
+		} else {
+			pz.ixfr++
+		}
+		// It has the serial it fetched; the worker confirms by polling.
+		pz.notified = serial
 	}
-	if kind == "axfr" {
-		pz.axfr++
-	} else {
-		pz.ixfr++
-	}
-	// It has the serial it fetched; the worker confirms by polling.
-	pz.notified, pz.stale = serial, false
 	t.mu.Unlock()
-	t.want(target, zone, serial, now)
+	for _, target := range targets {
+		t.want(target, zone, serial, now)
+	}
 }
 
 // peerAddrs returns the addresses of access's secondaries: those given as
