@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cnsd/cnsd/mockcloud"
+	"github.com/cnsd/cnsd/subproc"
 )
 
 // Password is the root's password. The server is for tests and demos on
@@ -111,6 +112,7 @@ func (s *Server) write(c *mockcloud.Cloud) error {
 func (s *Server) start() error {
 	path, _ := lookPath("slapd")
 	cmd := exec.Command(path, "-d", "0", "-f", s.conf, "-h", s.URL+"/")
+	cmd.SysProcAttr = subproc.Attr()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cnsd/cnsd/subproc"
 )
 
 // Package is the Debian package that provides redis-server; a test that
@@ -142,6 +144,7 @@ func (s *Server) start() error {
 	}
 	cmd := exec.Command(s.bin, append(args, s.args...)...)
 	cmd.Dir = s.dir
+	cmd.SysProcAttr = subproc.Attr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.bin, err)
 	}

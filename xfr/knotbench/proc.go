@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/cnsd/cnsd/xfr/secondarytest"
+	"github.com/cnsd/cnsd/subproc"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:
@@ -31,7 +31,7 @@ type Server struct {
 
 // start runs cmd (see procAttr) and notes when it exits.
 func (s *Server) start(cmd *exec.Cmd) error {
-	cmd.SysProcAttr = secondarytest.ProcAttr()
+	cmd.SysProcAttr = subproc.Attr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.Name, err)
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/subproc"
 )
 
 // Config is what a secondary serves and where from.
@@ -226,7 +228,7 @@ func (s *Secondary) run(flag int) error {
 	s.done = make(chan struct{})
 	defer f.Close()
 	cmd.Dir, cmd.Stdout, cmd.Stderr = s.dir, f, f
-	cmd.SysProcAttr = ProcAttr()
+	cmd.SysProcAttr = subproc.Attr()
 	if err := cmd.Start(); err != nil {
 		s.err = err
 		close(s.done)
