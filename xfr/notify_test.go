@@ -389,13 +389,23 @@ func TestNotifyResentWhileBehind(t *testing.T) {
 			t.Fatalf("after %v more: NOTIFYs %v, want %d", d, got, n)
 		}
 	}
-	eventually(t, "the first NOTIFY", func() bool { return len(f.seen()) == 1 })
+	// notified waits for the n-th NOTIFY and for the worker to note when
+	// it went, so that the clock moves on only from then.
+	notified := func(what string, n int) {
+		t.Helper()
+		at := opts.Clock()
+		eventually(t, what, func() bool {
+			pz, _, _ := peerZoneOf(s, f.addr, "example.test.")
+			return len(f.seen()) == n && pz.LastNotify.Equal(at)
+		})
+	}
+	notified("the first NOTIFY", 1)
 	stillSeen(59*time.Second, 1)
 	advance(time.Second)
-	eventually(t, "the NOTIFY sent again after a minute behind", func() bool { return len(f.seen()) == 2 })
+	notified("the NOTIFY sent again after a minute behind", 2)
 	stillSeen(119*time.Second, 2)
 	advance(time.Second)
-	eventually(t, "the NOTIFY sent again after two more minutes", func() bool { return len(f.seen()) == 3 })
+	notified("the NOTIFY sent again after two more minutes", 3)
 	if got := f.seen(); got[1] != serial || got[2] != serial {
 		t.Fatalf("NOTIFY serials %v, want %d each time", got, serial)
 	}
