@@ -123,7 +123,13 @@ type overCloud struct {
 // body zones, until the test ends.
 func startOverCloud(t *testing.T, zones string) *overCloud {
 	t.Helper()
-	cloud := mockcloud.New(cloudFixture(), nil)
+	return startOverFixture(t, cloudFixture(), zones)
+}
+
+// startOverFixture is startOverCloud over the cloud of fixture f.
+func startOverFixture(t testing.TB, f *mockcloud.Fixture, zones string) *overCloud {
+	t.Helper()
+	cloud := mockcloud.New(f, nil)
 	cloudAPI := httptest.NewServer(cloud.Handler())
 	t.Cleanup(cloudAPI.Close)
 	ldap := ufdstest.Start(t, cloud)

@@ -23,7 +23,7 @@ import (
 // and TCP when asked (all are held until the last is chosen, so none is
 // handed out twice); another process may take one before cnsd binds it,
 // which only makes a test fail, never pass wrongly.
-func freePorts(t *testing.T, n int) []int {
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	var ports []int
 	for range n {
