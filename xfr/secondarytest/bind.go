@@ -2,6 +2,7 @@ package secondarytest
 
 import (
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,18 +14,23 @@ import (
 func StartBIND(t testing.TB, cfg Config) *Secondary {
 	t.Helper()
 	bin := binary(t, "named", "CNSD_NAMED", "bind9")
-	conf := func(dir string, port uint16) string { return bindConf(dir, port, cfg) }
-	// -4: no IPv6 sockets; -n 1: one worker thread, the machine is small
-	// and shared; -d 3 adds the lines that name IXFR and AXFR.
-	return startConfigured(t, "bind", bin, "named.conf", "named.log", conf, func(path string) []string {
-		return []string{"-g", "-4", "-n", "1", "-d", "3", "-c", path}
+	conf := func(dir string, addr netip.AddrPort) string { return bindConf(dir, addr, cfg) }
+	// -4 or -6: one address family, the one it listens on; -n 1: one
+	// worker thread, the machine is small and shared; -d 3 adds the lines
+	// that name IXFR and AXFR.
+	family := "-4"
+	if cfg.listen().Is6() {
+		family = "-6"
+	}
+	return startConfigured(t, "bind", bin, "named.conf", "named.log", cfg.listen(), conf, func(path string) []string {
+		return []string{"-g", family, "-n", "1", "-d", "3", "-c", path}
 	})
 }
 
-// bindConf is a named.conf for a secondary listening on 127.0.0.1:port.
-// The control channel is off (controls {}) so that several instances do
-// not fight over port 953.
-func bindConf(dir string, port uint16, cfg Config) string {
+// bindConf is a named.conf for a secondary listening on addr. The
+// control channel is off (controls {}) so that several instances do not
+// fight over port 953.
+func bindConf(dir string, addr netip.AddrPort, cfg Config) string {
 	var b strings.Builder
 	primaries := fmt.Sprintf("%s port %d", cfg.Primary.Addr(), cfg.Primary.Port())
 	if cfg.TSIG != nil {
@@ -36,8 +42,7 @@ options {
 	directory %q;
 	pid-file %q;
 	session-keyfile %q;
-	listen-on port %d { 127.0.0.1; };
-	listen-on-v6 { none; };
+	%s
 	recursion no;
 	notify no;
 	allow-query { any; };
@@ -45,7 +50,7 @@ options {
 	dnssec-validation no;
 	ixfr-from-differences no;
 	serial-query-rate 1000;
-`, dir, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), port)
+`, dir, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), bindListen(addr))
 	if cfg.Catalog != "" {
 		// min-update-interval: BIND applies a catalog's changes at most
 		// every 5 s by default.
@@ -63,4 +68,12 @@ options {
 			z, primaries, z+".db")
 	}
 	return b.String()
+}
+
+// bindListen is the options that make named listen on addr only.
+func bindListen(addr netip.AddrPort) string {
+	if addr.Addr().Is6() {
+		return fmt.Sprintf("listen-on { none; };\n\tlisten-on-v6 port %d { %s; };", addr.Port(), addr.Addr())
+	}
+	return fmt.Sprintf("listen-on port %d { %s; };\n\tlisten-on-v6 { none; };", addr.Port(), addr.Addr())
 }

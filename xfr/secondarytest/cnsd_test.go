@@ -41,7 +41,13 @@ type cnsd struct {
 // listenCNSD binds cnsd's UDP and TCP sockets on one port of 127.0.0.1.
 func listenCNSD(t *testing.T) *cnsd {
 	t.Helper()
-	pc, l := secondarytest.ListenPair(t)
+	return listenCNSDOn(t, netip.AddrFrom4([4]byte{127, 0, 0, 1}))
+}
+
+// listenCNSDOn is listenCNSD on the address host.
+func listenCNSDOn(t *testing.T, host netip.Addr) *cnsd {
+	t.Helper()
+	pc, l := secondarytest.ListenPairOn(t, host)
 	return &cnsd{addr: netip.MustParseAddrPort(pc.LocalAddr().String()), pc: pc, l: l}
 }
 

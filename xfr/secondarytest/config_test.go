@@ -22,10 +22,11 @@ func TestConfigsCheck(t *testing.T) {
 		{"tsig", Config{Primary: primary, Zones: []string{"a.test"}, TSIG: key}},
 		{"catalog", Config{Primary: primary, Catalog: "catalog.cnsd.invalid"}},
 		{"catalog and tsig", Config{Primary: primary, Catalog: "catalog.cnsd.invalid", Zones: []string{"a.test"}, TSIG: key}},
+		{"ipv6", Config{Primary: netip.MustParseAddrPort("[::1]:5300"), Zones: []string{"a.test"}, Listen: netip.IPv6Loopback()}},
 	}
 	checkers := []struct {
 		kind, tool, env, pkg, file string
-		conf                       func(dir string, port uint16, cfg Config) string
+		conf                       func(dir string, addr netip.AddrPort, cfg Config) string
 		args                       func(path string) []string
 		catalogs                   bool
 	}{
@@ -38,7 +39,7 @@ func TestConfigsCheck(t *testing.T) {
 			func(path string) []string { return []string{path} }, false},
 		// PowerDNS keeps zones in its database; the file is the same for all.
 		{"powerdns", "pdns_server", "CNSD_PDNS_SERVER", "pdns-server", "pdns.conf",
-			func(dir string, port uint16, _ Config) string { return pdnsConf(dir, port) },
+			func(dir string, addr netip.AddrPort, _ Config) string { return pdnsConf(dir, addr) },
 			pdnsCheckArgs, true},
 	}
 	for _, tc := range configs {
@@ -50,7 +51,7 @@ func TestConfigsCheck(t *testing.T) {
 				bin := binary(t, ck.tool, ck.env, ck.pkg)
 				dir := t.TempDir()
 				path := filepath.Join(dir, ck.file)
-				text := ck.conf(dir, 5353, tc.cfg)
+				text := ck.conf(dir, netip.AddrPortFrom(tc.cfg.listen(), 5353), tc.cfg)
 				if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 					t.Fatal(err)
 				}

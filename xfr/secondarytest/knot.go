@@ -2,6 +2,7 @@ package secondarytest
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,15 +15,15 @@ import (
 func StartKnot(t testing.TB, cfg Config) *Secondary {
 	t.Helper()
 	bin := binary(t, "knotd", "CNSD_KNOTD", "knot")
-	conf := func(dir string, port uint16) string {
+	conf := func(dir string, addr netip.AddrPort) string {
 		for _, d := range []string{"db", "zones"} {
 			if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 				t.Fatalf("secondarytest: %v", err)
 			}
 		}
-		return knotConf(dir, port, cfg)
+		return knotConf(dir, addr, cfg)
 	}
-	return startConfigured(t, "knot", bin, "knot.conf", "knotd.log", conf, func(path string) []string {
+	return startConfigured(t, "knot", bin, "knot.conf", "knotd.log", cfg.listen(), conf, func(path string) []string {
 		return []string{"-c", path}
 	})
 }
@@ -30,11 +31,11 @@ func StartKnot(t testing.TB, cfg Config) *Secondary {
 // knotConf is a knot.conf (Knot DNS 3.x) for a secondary listening on
 // 127.0.0.1@port. Zones live only in its journal (journal-content:
 // all), not in zone files, and survive a restart.
-func knotConf(dir string, port uint16, cfg Config) string {
+func knotConf(dir string, addr netip.AddrPort, cfg Config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `server:
     rundir: %q
-    listen: 127.0.0.1@%d
+    listen: %s@%d
     udp-workers: 1
     tcp-workers: 1
     background-workers: 1
@@ -46,7 +47,7 @@ log:
 database:
     storage: %q
 
-`, dir, port, filepath.Join(dir, "db"))
+`, dir, addr.Addr(), addr.Port(), filepath.Join(dir, "db"))
 	keyRef := ""
 	if cfg.TSIG != nil {
 		fmt.Fprintf(&b, "key:\n  - id: %s\n    algorithm: %s\n    secret: %s\n\n",

@@ -2,6 +2,7 @@ package secondarytest
 
 import (
 	"net"
+	"net/netip"
 	"testing"
 )
 
@@ -10,8 +11,14 @@ import (
 // test's cleanup closes neither: the server given them does.
 func ListenPair(t testing.TB) (net.PacketConn, net.Listener) {
 	t.Helper()
+	return ListenPairOn(t, netip.AddrFrom4([4]byte{127, 0, 0, 1}))
+}
+
+// ListenPairOn is ListenPair on the address host (::1, say).
+func ListenPairOn(t testing.TB, host netip.Addr) (net.PacketConn, net.Listener) {
+	t.Helper()
 	for range 20 {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		pc, err := net.ListenPacket("udp", netip.AddrPortFrom(host, 0).String())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -21,6 +28,6 @@ func ListenPair(t testing.TB) (net.PacketConn, net.Listener) {
 		}
 		pc.Close()
 	}
-	t.Fatal("no port of 127.0.0.1 free for both UDP and TCP")
+	t.Fatalf("no port of %s free for both UDP and TCP", host)
 	return nil, nil
 }

@@ -2,6 +2,7 @@ package secondarytest
 
 import (
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,8 +18,8 @@ func StartNSD(t testing.TB, cfg Config) *Secondary {
 		t.Fatalf("secondarytest: NSD 4.6 does not consume catalog zones")
 	}
 	bin := binary(t, "nsd", "CNSD_NSD", "nsd")
-	conf := func(dir string, port uint16) string { return nsdConf(dir, port, cfg) }
-	return startConfigured(t, "nsd", bin, "nsd.conf", "nsd.log", conf, func(path string) []string {
+	conf := func(dir string, addr netip.AddrPort) string { return nsdConf(dir, addr, cfg) }
+	return startConfigured(t, "nsd", bin, "nsd.conf", "nsd.log", cfg.listen(), conf, func(path string) []string {
 		return []string{"-d", "-c", path}
 	})
 }
@@ -29,12 +30,12 @@ func StartNSD(t testing.TB, cfg Config) *Secondary {
 // xfrd-reload-timeout 0 serves each transfer at once; by default NSD
 // waits a second between reloads, which would make every commit of a test
 // take a second.
-func nsdConf(dir string, port uint16, cfg Config) string {
+func nsdConf(dir string, addr netip.AddrPort, cfg Config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `server:
-	ip-address: 127.0.0.1@%[2]d
+	ip-address: %[6]s@%[2]d
 	port: %[2]d
-	do-ip6: no
+	do-ip%[7]d: no
 	server-count: 1
 	verbosity: 2
 	xfrd-reload-timeout: 0
@@ -52,7 +53,8 @@ func nsdConf(dir string, port uint16, cfg Config) string {
 remote-control:
 	control-enable: no
 
-`, dir, port, filepath.Join(dir, "zone.list"), filepath.Join(dir, "xfrd.state"), filepath.Join(dir, "nsd.pid"))
+`, dir, addr.Port(), filepath.Join(dir, "zone.list"), filepath.Join(dir, "xfrd.state"), filepath.Join(dir, "nsd.pid"),
+		addr.Addr(), otherFamily(addr.Addr()))
 	key := "NOKEY"
 	if cfg.TSIG != nil {
 		fmt.Fprintf(&b, "key:\n\tname: %q\n\talgorithm: %s\n\tsecret: %q\n\n",
@@ -70,4 +72,12 @@ remote-control:
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// otherFamily is the IP version addr is not: the one NSD need not serve.
+func otherFamily(addr netip.Addr) int {
+	if addr.Is6() {
+		return 4
+	}
+	return 6
 }

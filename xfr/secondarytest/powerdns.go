@@ -2,6 +2,7 @@ package secondarytest
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,8 +22,8 @@ func StartPowerDNS(t testing.TB, cfg Config) *Secondary {
 	pdnsutil := binary(t, "pdnsutil", "CNSD_PDNSUTIL", "pdns-server")
 	sqlite := binary(t, "sqlite3", "CNSD_SQLITE3", "sqlite3")
 	schema := pdnsSchema(t)
-	conf := func(dir string, port uint16) string {
-		text := pdnsConf(dir, port)
+	conf := func(dir string, addr netip.AddrPort) string {
+		text := pdnsConf(dir, addr)
 		if _, err := os.Stat(filepath.Join(dir, "pdns.db")); err == nil {
 			return text // made at the first start
 		}
@@ -63,7 +64,7 @@ func StartPowerDNS(t testing.TB, cfg Config) *Secondary {
 		}
 		return text
 	}
-	return startConfigured(t, "powerdns", bin, "pdns.conf", "pdns.log", conf, func(path string) []string {
+	return startConfigured(t, "powerdns", bin, "pdns.conf", "pdns.log", cfg.listen(), conf, func(path string) []string {
 		return []string{"--config-dir=" + filepath.Dir(path)}
 	})
 }
@@ -83,21 +84,21 @@ func pdnsSchema(t testing.TB) string {
 }
 
 // pdnsConf is a pdns.conf (PowerDNS Authoritative 4.7) for a secondary
-// listening on 127.0.0.1:port. Every cache is off, so that an answer
-// follows a transfer at once; secpoll is off (no network); NOTIFY is
-// accepted from loopback, where the primary is.
-func pdnsConf(dir string, port uint16) string {
+// listening on addr. Every cache is off, so that an answer follows a
+// transfer at once; secpoll is off (no network); NOTIFY is accepted from
+// loopback, where the primary is.
+func pdnsConf(dir string, addr netip.AddrPort) string {
 	return fmt.Sprintf(`launch=gsqlite3
 gsqlite3-database=%[1]s/pdns.db
 secondary=yes
-local-address=127.0.0.1:%[2]d
+local-address=%[2]s
 socket-dir=%[1]s
 guardian=no
 daemon=no
 disable-syslog=yes
 write-pid=no
 loglevel=6
-allow-notify-from=127.0.0.0/8
+allow-notify-from=127.0.0.0/8, ::1/128
 security-poll-suffix=
 cache-ttl=0
 negquery-cache-ttl=0
@@ -108,5 +109,5 @@ xfr-cycle-interval=1
 receiver-threads=1
 distributor-threads=1
 retrieval-threads=1
-`, dir, port)
+`, dir, addr)
 }

@@ -1,7 +1,6 @@
 package secondarytest
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -32,6 +31,17 @@ type Config struct {
 	Catalog string
 	// TSIG, when set, signs every transfer and SOA query to Primary.
 	TSIG *Key
+	// Listen is the loopback address the secondary listens on:
+	// 127.0.0.1 when unset, or ::1.
+	Listen netip.Addr
+}
+
+// listen is where the secondary listens.
+func (c Config) listen() netip.Addr {
+	if c.Listen.IsValid() {
+		return c.Listen
+	}
+	return netip.AddrFrom4([4]byte{127, 0, 0, 1})
 }
 
 // Key is a TSIG key.
@@ -151,14 +161,14 @@ func missing(t testing.TB, msg string) {
 // freePort returns a port on 127.0.0.1 that is free for both UDP and TCP
 // at the moment; the child binds it a little later, so start retries with
 // another port when that race is lost.
-func freePort() (uint16, error) {
+func freePort(host netip.Addr) (uint16, error) {
 	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := net.Listen("tcp", netip.AddrPortFrom(host, 0).String())
 		if err != nil {
 			return 0, err
 		}
 		port := l.Addr().(*net.TCPAddr).Port
-		pc, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
+		pc, err := net.ListenPacket("udp", netip.AddrPortFrom(host, uint16(port)).String())
 		l.Close()
 		if err != nil {
 			continue
@@ -166,23 +176,23 @@ func freePort() (uint16, error) {
 		pc.Close()
 		return uint16(port), nil
 	}
-	return 0, errors.New("no port free for both udp and tcp on 127.0.0.1")
+	return 0, fmt.Errorf("no port free for both udp and tcp on %s", host)
 }
 
-// launcher writes a secondary's configuration for a port and returns the
-// command that runs it.
-type launcher func(port uint16) *exec.Cmd
+// launcher writes a secondary's configuration for the address it listens
+// on and returns the command that runs it.
+type launcher func(addr netip.AddrPort) *exec.Cmd
 
 // startConfigured starts bin as a secondary of the given kind in a new
 // directory: before each launch, conf(dir, port) is written to confName
 // there and the process runs with args(path of that file), logging to
 // logName in the directory.
-func startConfigured(t testing.TB, kind, bin, confName, logName string, conf func(dir string, port uint16) string, args func(confPath string) []string) *Secondary {
+func startConfigured(t testing.TB, kind, bin, confName, logName string, listen netip.Addr, conf func(dir string, addr netip.AddrPort) string, args func(confPath string) []string) *Secondary {
 	t.Helper()
 	dir := t.TempDir()
-	return start(t, kind, dir, filepath.Join(dir, logName), func(port uint16) *exec.Cmd {
+	return start(t, kind, dir, filepath.Join(dir, logName), listen, func(addr netip.AddrPort) *exec.Cmd {
 		path := filepath.Join(dir, confName)
-		if err := os.WriteFile(path, []byte(conf(dir, port)), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(conf(dir, addr)), 0o644); err != nil {
 			t.Fatalf("secondarytest: %v", err)
 		}
 		return exec.Command(bin, args(path)...)
@@ -192,15 +202,15 @@ func startConfigured(t testing.TB, kind, bin, confName, logName string, conf fun
 // start runs the secondary launch makes until it answers queries,
 // retrying with a new port when the process dies before that (another
 // process may have taken the port). Cleanup stops it.
-func start(t testing.TB, kind, dir, logPath string, launch launcher) *Secondary {
+func start(t testing.TB, kind, dir, logPath string, listen netip.Addr, launch launcher) *Secondary {
 	t.Helper()
 	for attempt := 0; ; attempt++ {
-		port, err := freePort()
+		port, err := freePort(listen)
 		if err != nil {
 			t.Fatalf("secondarytest: %v", err)
 		}
 		s := &Secondary{kind: kind, dir: dir, log: logPath, launch: launch,
-			addr: netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), port)}
+			addr: netip.AddrPortFrom(listen, port)}
 		if err := s.run(os.O_TRUNC); err != nil {
 			t.Fatalf("secondarytest: start %s: %v", kind, err)
 		}
@@ -224,7 +234,7 @@ func (s *Secondary) run(flag int) error {
 	if err != nil {
 		return err
 	}
-	cmd := s.launch(s.addr.Port())
+	cmd := s.launch(s.addr)
 	s.done = make(chan struct{})
 	defer f.Close()
 	cmd.Dir, cmd.Stdout, cmd.Stderr = s.dir, f, f

@@ -95,7 +95,7 @@ func (s *Secondary) Notifies(zone string) int {
 //	transfer of 'z/IN' from 127.0.0.1#5300: got incremental response   (or nonincremental)
 //	transfer of 'z/IN' from 127.0.0.1#5300: Transfer status: success
 //	transfer of 'z/IN' from 127.0.0.1#5300: Transfer completed: 1 messages, … (serial 7)
-var bindLine = regexp.MustCompile(`transfer of '([^/']+)/IN' from [^:]+: (.*)$`)
+var bindLine = regexp.MustCompile(`transfer of '([^/']+)/IN' from \S+#\d+: (.*)$`)
 
 var bindSerial = regexp.MustCompile(`\(serial (\d+)\)`)
 

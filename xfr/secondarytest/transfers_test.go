@@ -24,6 +24,12 @@ func TestParseLogs(t *testing.T) {
 23-Nov-2026 00:02:24.540 transfer of 'a.test/IN' from 127.0.0.1#57612: Transfer status: success
 23-Nov-2026 00:02:24.540 transfer of 'a.test/IN' from 127.0.0.1#57612: Transfer completed: 1 messages, 5 records, 355 bytes, 0.001 secs (355000 bytes/sec) (serial 2)
 `, []Transfer{{"a.test.", "AXFR", 1}, {"a.test.", "IXFR", 2}}},
+		{"bind over ipv6", parseBIND, `
+23-Nov-2026 12:52:10.101 transfer of 'v6.test/IN' from ::1#41321: requesting IXFR for serial 1
+23-Nov-2026 12:52:10.101 transfer of 'v6.test/IN' from ::1#41321: got incremental response
+23-Nov-2026 12:52:10.101 transfer of 'v6.test/IN' from ::1#41321: Transfer status: success
+23-Nov-2026 12:52:10.101 transfer of 'v6.test/IN' from ::1#41321: Transfer completed: 1 messages, 5 records, 355 bytes, 0.001 secs (355000 bytes/sec) (serial 2)
+`, []Transfer{{"v6.test.", "IXFR", 2}}},
 		{"bind refused", parseBIND, `
 23-Nov-2026 00:07:35.576 transfer of 'a.test/IN' from 127.0.0.1#56301: failed while receiving responses: REFUSED
 23-Nov-2026 00:07:35.576 transfer of 'a.test/IN' from 127.0.0.1#56301: Transfer status: REFUSED
