@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"time"
@@ -95,7 +96,7 @@ func (t *tracker) notify(ctx context.Context, addr netip.AddrPort, zone string, 
 	m := new(dns.Msg)
 	m.SetNotify(zone)
 	m.Answer = []dns.RR{st.soa(z, serial)}
-	c := t.client()
+	c := t.client(addr)
 	keyName, alg, signed := st.tsigFor(z)
 	backoff := t.s.opts.NotifyBackoff
 	var err error
@@ -130,8 +131,36 @@ type notifyRcodeError struct{ rcode int }
 
 func (e notifyRcodeError) Error() string { return "answered " + dns.RcodeToString[e.rcode] }
 
-func (t *tracker) client() *dns.Client {
-	return &dns.Client{Net: "udp", Timeout: t.s.opts.NotifyTimeout, TsigProvider: tsigProvider{t.s}}
+// client is how NOTIFY and SOA polls reach the secondary at addr: over
+// UDP, from the address cnsd serves on where that says which one (see
+// source).
+func (t *tracker) client(addr netip.AddrPort) *dns.Client {
+	c := &dns.Client{Net: "udp", Timeout: t.s.opts.NotifyTimeout, TsigProvider: tsigProvider{t.s}}
+	if src, ok := t.source(addr.Addr()); ok {
+		c.Dialer = &net.Dialer{Timeout: t.s.opts.NotifyTimeout, LocalAddr: net.UDPAddrFromAddrPort(netip.AddrPortFrom(src, 0))}
+	}
+	return c
+}
+
+// source is the address a NOTIFY to target goes out from: the address
+// cnsd serves on in target's family, so that a secondary that takes
+// NOTIFY only from its primary's address (as BIND, Knot and NSD do)
+// recognises it, also when the host has several. The kernel chooses when
+// cnsd serves on the family's wildcard, or only on loopback addresses for
+// a target elsewhere (or the reverse).
+func (t *tracker) source(target netip.Addr) (netip.Addr, bool) {
+	target = target.Unmap()
+	for _, a := range t.serving {
+		if a.Is4() == target.Is4() && a.IsUnspecified() {
+			return netip.Addr{}, false
+		}
+	}
+	for _, a := range t.serving {
+		if a.Is4() == target.Is4() && a.IsLoopback() == target.IsLoopback() {
+			return a, true
+		}
+	}
+	return netip.Addr{}, false
 }
 
 // poll asks the secondary for the zone's SOA and records the serial it
@@ -173,7 +202,7 @@ func (t *tracker) querySOA(ctx context.Context, addr netip.AddrPort, zone string
 	m := new(dns.Msg)
 	m.SetQuestion(zone, dns.TypeSOA)
 	m.RecursionDesired = false
-	r, _, err := t.client().ExchangeContext(ctx, m, addr.String())
+	r, _, err := t.client(addr).ExchangeContext(ctx, m, addr.String())
 	if err != nil {
 		return 0, err
 	}
@@ -191,7 +220,7 @@ func (t *tracker) queryVersion(ctx context.Context, addr netip.AddrPort) string 
 	m := new(dns.Msg)
 	m.SetQuestion("version.bind.", dns.TypeTXT)
 	m.Question[0].Qclass = dns.ClassCHAOS
-	r, _, err := t.client().ExchangeContext(ctx, m, addr.String())
+	r, _, err := t.client(addr).ExchangeContext(ctx, m, addr.String())
 	if err != nil {
 		return ""
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/cnsd/cnsd/schema"
+	"github.com/cnsd/cnsd/xfr/secondarytest"
 )
 
 // fakeSecondary answers NOTIFY and SOA queries on a loopback UDP port,
@@ -23,14 +24,15 @@ type fakeSecondary struct {
 	addr netip.AddrPort
 
 	mu       sync.Mutex
-	notifies []uint32 // serials of the NOTIFYs answered
-	signed   int      // NOTIFYs whose TSIG verified
-	drop     int      // NOTIFYs to leave unanswered before answering
-	silent   bool     // answer no NOTIFY at all
-	refuse   bool     // answer every NOTIFY REFUSED
-	serial   uint32   // the serial it serves
-	follow   bool     // serve each NOTIFY's serial at once
-	polls    int      // SOA queries answered
+	notifies []uint32     // serials of the NOTIFYs answered
+	signed   int          // NOTIFYs whose TSIG verified
+	drop     int          // NOTIFYs to leave unanswered before answering
+	silent   bool         // answer no NOTIFY at all
+	refuse   bool         // answer every NOTIFY REFUSED
+	serial   uint32       // the serial it serves
+	follow   bool         // serve each NOTIFY's serial at once
+	polls    int          // SOA queries answered
+	from     []netip.Addr // where each NOTIFY came from
 	hold     chan struct{}
 }
 
@@ -67,6 +69,9 @@ func (f *fakeSecondary) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		}
 		soa := r.Answer[0].(*dns.SOA)
 		f.notifies = append(f.notifies, soa.Serial)
+		if ap, err := netip.ParseAddrPort(w.RemoteAddr().String()); err == nil {
+			f.from = append(f.from, ap.Addr())
+		}
 		if f.refuse {
 			m.Rcode = dns.RcodeRefused
 			f.mu.Unlock()
@@ -526,5 +531,40 @@ func TestPeersFollowConfig(t *testing.T) {
 	eventually(t, "the NOTIFY of the next serial", func() bool { return len(kept.seen()) == 2 })
 	if got := dropped.seen(); len(got) != 1 {
 		t.Fatalf("the dropped secondary was sent %v after it left the configuration (serial %d)", got, next)
+	}
+}
+
+// TestNotifySource: NOTIFY goes out from the address cnsd serves on, not
+// whichever the kernel would pick, so that a secondary taking NOTIFY only
+// from its primary's address accepts it; the kernel picks when cnsd serves
+// on the wildcard.
+func TestNotifySource(t *testing.T) {
+	cases := []struct {
+		name, listen string
+		want         netip.Addr
+	}{
+		{name: "a loopback address other than the kernel's choice", listen: "127.0.0.3", want: netip.MustParseAddr("127.0.0.3")},
+		{name: "the wildcard", listen: "0.0.0.0", want: netip.MustParseAddr("127.0.0.1")},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := startFake(t, nil)
+			src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+			pc, l := secondarytest.ListenPairOn(t, netip.MustParseAddr(tc.listen))
+			opts := fastOptions
+			opts.PacketConns, opts.Listeners = []net.PacketConn{pc}, []net.Listener{l}
+			s := New(parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, opts, nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- s.Run(ctx) }()
+			defer func() { cancel(); <-done }()
+			eventually(t, "a NOTIFY", func() bool { return len(f.seen()) > 0 })
+			f.mu.Lock()
+			from := f.from[0]
+			f.mu.Unlock()
+			if from != tc.want {
+				t.Fatalf("NOTIFY from %s, want from %s", from, tc.want)
+			}
+		})
 	}
 }

@@ -19,6 +19,9 @@ import (
 type tracker struct {
 	s    *Server
 	kick chan struct{} // the configuration changed
+	// serving are the addresses of the server's UDP sockets, set before
+	// run starts: where NOTIFY goes out from (see source).
+	serving []netip.Addr
 
 	mu       sync.Mutex
 	resolved map[string][]netip.Addr // lower-case host name → its addresses

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -153,6 +154,14 @@ func (s *Server) Run(ctx context.Context) error {
 	servers, err := s.bind()
 	if err != nil {
 		return err
+	}
+	for _, srv := range servers {
+		if srv.PacketConn == nil {
+			continue
+		}
+		if ap, err := netip.ParseAddrPort(srv.PacketConn.LocalAddr().String()); err == nil {
+			s.peers.serving = append(s.peers.serving, ap.Addr().Unmap())
+		}
 	}
 	errc := make(chan error, len(servers)+1)
 	var wg sync.WaitGroup
