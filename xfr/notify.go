@@ -144,10 +144,10 @@ func (t *tracker) client(addr netip.AddrPort) *dns.Client {
 
 // source is the address a NOTIFY to target goes out from: the address
 // cnsd serves on in target's family, so that a secondary that takes
-// NOTIFY only from its primary's address (as BIND, Knot and NSD do)
-// recognises it, also when the host has several. The kernel chooses when
-// cnsd serves on the family's wildcard, or only on loopback addresses for
-// a target elsewhere (or the reverse).
+// NOTIFY only from its primary's address (as BIND, Knot, NSD and
+// PowerDNS do) recognises it, also when the host has several. The
+// kernel chooses when cnsd serves on the family's wildcard, or only on
+// loopback addresses for a target elsewhere (or the reverse).
 func (t *tracker) source(target netip.Addr) (netip.Addr, bool) {
 	target = target.Unmap()
 	for _, a := range t.serving {
