@@ -136,12 +136,7 @@ func (t *tracker) round() {
 func (t *tracker) want(addr netip.AddrPort, zone string, serial uint32, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p := t.peerLocked(addr)
-	pz := p.zones[zone]
-	if pz == nil {
-		pz = &peerZone{wake: make(chan struct{}, 1)}
-		p.zones[zone] = pz
-	}
+	pz := t.peerZoneLocked(addr, zone)
 	if pz.want == 0 || store.Serial(pz.want).Less(store.Serial(serial)) {
 		// Behind since now, unless it was behind already.
 		if pz.want == 0 || pz.reached() {
@@ -176,6 +171,18 @@ func (t *tracker) peerLocked(addr netip.AddrPort) *peer {
 		t.peers[addr] = p
 	}
 	return p
+}
+
+// peerZoneLocked returns the state of zone on the secondary at addr,
+// made when there is none yet.
+func (t *tracker) peerZoneLocked(addr netip.AddrPort, zone string) *peerZone {
+	p := t.peerLocked(addr)
+	pz := p.zones[zone]
+	if pz == nil {
+		pz = &peerZone{wake: make(chan struct{}, 1)}
+		p.zones[zone] = pz
+	}
+	return pz
 }
 
 // targets are where NOTIFY about z goes: its configured secondaries and
@@ -260,11 +267,7 @@ func (t *tracker) transferred(addr netip.Addr, zone string, serial uint32, kind 
 	t.learnt[addr][zone] = true
 	targets := t.portsFor(st, addr)
 	for _, target := range targets {
-		pz := t.peerLocked(target).zones[zone]
-		if pz == nil {
-			pz = &peerZone{wake: make(chan struct{}, 1)}
-			t.peerLocked(target).zones[zone] = pz
-		}
+		pz := t.peerZoneLocked(target, zone)
 		// Something at addr transfers again: poll whatever was stale.
 		pz.stale = false
 		if len(targets) > 1 {
