@@ -43,6 +43,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		ldapPort = p
+		if _, lp, err := net.SplitHostPort(*listen); err == nil && p != 0 && lp == strconv.Itoa(p) {
+			return fmt.Errorf("-ufds %q and -listen %q name the same port: slapd and the HTTP APIs each need their own", *ufdsAddr, *listen)
+		}
 	}
 	f, err := loadCloud(*fixture, *generate, *seed)
 	if err != nil {

@@ -22,6 +22,7 @@ func TestRunFlagErrors(t *testing.T) {
 		{name: "negative size", args: []string{"-generate", "1,-2,3"}, want: "is not a count"},
 		{name: "missing fixture", args: []string{"-fixture", "/nonexistent.json"}, want: "no such file"},
 		{name: "unknown flag", args: []string{"-bogus"}, want: "flag provided but not defined"},
+		{name: "ufds on the http port", args: []string{"-generate", "1,1,1", "-listen", "127.0.0.1:8089", "-ufds", "127.0.0.1:8089"}, want: "name the same port"},
 		{name: "bad churn", args: []string{"-generate", "1,1,1", "-churn", "-1", "-listen", "127.0.0.1:0"}, want: "must be 0 or more"},
 	}
 	for _, tt := range tests {

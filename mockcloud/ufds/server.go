@@ -3,6 +3,7 @@ package ufds
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -127,14 +128,78 @@ func (s *Server) start() error {
 			return fmt.Errorf("slapd exited before listening: %v: %s", waitErr, out.String())
 		case <-time.After(20 * time.Millisecond):
 		}
-		if conn, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(s.port)); err == nil {
-			conn.Close()
+		if answersLDAP("127.0.0.1:" + strconv.Itoa(s.port)) {
 			s.mu.Lock()
 			s.cmd, s.done = cmd, done
 			s.mu.Unlock()
 			return nil
 		}
 	}
+}
+
+// anonymousBind is an LDAPv3 BindRequest, message 1, with an empty name
+// and password (RFC 4511 §4.2) in BER.
+var anonymousBind = []byte{0x30, 0x0c, 0x02, 0x01, 0x01, 0x60, 0x07, 0x02, 0x01, 0x03, 0x04, 0x00, 0x80, 0x00}
+
+// answersLDAP says whether addr answers an anonymous bind with a
+// successful BindResponse. Accepting a connection is not enough: when the
+// port was taken by another server, slapd fails to bind it and exits, but
+// a connect would still succeed, to the wrong server.
+func answersLDAP(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	if _, err := conn.Write(anonymousBind); err != nil {
+		return false
+	}
+	reply := make([]byte, 64)
+	n, _ := io.ReadAtLeast(conn, reply, 2)
+	return isBindSuccess(reply[:n])
+}
+
+// isBindSuccess reads an LDAPMessage just far enough to see a BindResponse
+// to message 1 whose resultCode is success (0).
+func isBindSuccess(b []byte) bool {
+	next := func(tag byte) ([]byte, bool) {
+		if len(b) < 2 || b[0] != tag {
+			return nil, false
+		}
+		n, rest := int(b[1]), b[2:]
+		if n&0x80 != 0 { // long form: n&0x7f bytes of length follow
+			k := n & 0x7f
+			if k == 0 || k > 2 || len(rest) < k {
+				return nil, false
+			}
+			n = 0
+			for _, c := range rest[:k] {
+				n = n<<8 | int(c)
+			}
+			rest = rest[k:]
+		}
+		if len(rest) < n {
+			return nil, false
+		}
+		b = rest[n:]
+		return rest[:n], true
+	}
+	msg, ok := next(0x30)
+	if !ok {
+		return false
+	}
+	b = msg
+	if id, ok := next(0x02); !ok || len(id) != 1 || id[0] != 1 {
+		return false
+	}
+	resp, ok := next(0x61)
+	if !ok {
+		return false
+	}
+	b = resp
+	code, ok := next(0x0a)
+	return ok && len(code) == 1 && code[0] == 0
 }
 
 // Stop stops slapd and waits for it to exit; the data stays for Restart.

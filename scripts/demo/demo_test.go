@@ -12,24 +12,30 @@ import (
 	"time"
 )
 
-// freePort returns a port of 127.0.0.1 that was free for TCP and UDP when
-// asked; another process may take it before the demo binds it, which only
-// makes the test fail, never pass wrongly.
-func freePort(t *testing.T) int {
+// freePorts returns n distinct ports of 127.0.0.1, each free for TCP and
+// UDP when asked. All are held until the last is chosen: closed one by
+// one, the kernel handed the same port out twice and the demo's cloud and
+// its UFDS were told to share one. Another process may still take a port
+// before the demo binds it, which only makes the test fail, never pass
+// wrongly.
+func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	for {
+	var ports []int
+	for len(ports) < n {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer l.Close()
 		port := l.Addr().(*net.TCPAddr).Port
 		pc, err := net.ListenPacket("udp", l.Addr().String())
-		l.Close()
-		if err == nil {
-			pc.Close()
-			return port
+		if err != nil {
+			continue
 		}
+		defer pc.Close()
+		ports = append(ports, port)
 	}
+	return ports
 }
 
 // TestMakeRunDemo is the smoke test of `make run`: the demo starts, the
@@ -44,8 +50,9 @@ func TestMakeRunDemo(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	ports := freePorts(t, 4)
 	o := options{bin: bin, dir: t.TempDir(), generate: "60,6,3",
-		dnsPort: freePort(t), apiPort: freePort(t), cloudPort: freePort(t), ldapPort: freePort(t)}
+		dnsPort: ports[0], apiPort: ports[1], cloudPort: ports[2], ldapPort: ports[3]}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var tried []string
