@@ -2,8 +2,9 @@ package ufds
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -26,9 +27,10 @@ type Server struct {
 	// client keeps it across Stop and Restart.
 	URL string
 
-	dir  string
-	conf string
-	port int
+	dir   string
+	conf  string
+	port  int
+	nonce string // in the o=smartdc entry, to know this slapd from another
 
 	mu      sync.Mutex // guards cmd, done, applied
 	cmd     *exec.Cmd
@@ -53,7 +55,11 @@ func Start(c *mockcloud.Cloud, o Options) (*Server, error) {
 			return nil, fmt.Errorf("ufds: %s not found: install the Debian packages slapd and ldap-utils (scripts/testdeps.sh)", prog)
 		}
 	}
-	s := &Server{dir: o.Dir}
+	nonce := make([]byte, 8)
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("ufds: %w", err)
+	}
+	s := &Server{dir: o.Dir, nonce: hex.EncodeToString(nonce)}
 	s.conf = filepath.Join(s.dir, "slapd.conf")
 	if err := s.write(c); err != nil {
 		return nil, fmt.Errorf("ufds: %w", err)
@@ -85,7 +91,7 @@ func (s *Server) write(c *mockcloud.Cloud) error {
 			return err
 		}
 	}
-	users := "dn: o=smartdc\nobjectclass: organization\no: smartdc\n\n" +
+	users := "dn: o=smartdc\nobjectclass: organization\no: smartdc\ndescription: mockcloud ufds " + s.nonce + "\n\n" +
 		"dn: " + UsersDN + "\nobjectclass: organizationalUnit\nou: users\n\n"
 	for _, u := range c.Users() {
 		users += userEntry(u) + "\n"
@@ -128,7 +134,7 @@ func (s *Server) start() error {
 			return fmt.Errorf("slapd exited before listening: %v: %s", waitErr, out.String())
 		case <-time.After(20 * time.Millisecond):
 		}
-		if answersLDAP("127.0.0.1:" + strconv.Itoa(s.port)) {
+		if answersAsUs("127.0.0.1:"+strconv.Itoa(s.port), s.nonce) {
 			s.mu.Lock()
 			s.cmd, s.done = cmd, done
 			s.mu.Unlock()
@@ -137,70 +143,54 @@ func (s *Server) start() error {
 	}
 }
 
-// anonymousBind is an LDAPv3 BindRequest, message 1, with an empty name
-// and password (RFC 4511 §4.2) in BER.
-var anonymousBind = []byte{0x30, 0x0c, 0x02, 0x01, 0x01, 0x60, 0x07, 0x02, 0x01, 0x03, 0x04, 0x00, 0x80, 0x00}
-
-// answersLDAP says whether addr answers an anonymous bind with a
-// successful BindResponse. Accepting a connection is not enough: when the
-// port was taken by another server, slapd fails to bind it and exits, but
-// a connect would still succeed, to the wrong server.
-func answersLDAP(addr string) bool {
+// answersAsUs says whether the LDAP server at addr is the slapd started
+// with this directory: its o=smartdc entry carries the Server's nonce.
+// Accepting a connection is not enough, nor is answering LDAP: when the
+// port was taken by another server (another test's slapd, or mockcloud's
+// own HTTP APIs when both were given one port), slapd fails to bind it
+// and exits, but a connect still succeeds, to the wrong server.
+func answersAsUs(addr, nonce string) bool {
 	conn, err := net.DialTimeout("tcp", addr, time.Second)
 	if err != nil {
 		return false
 	}
 	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(time.Second))
-	if _, err := conn.Write(anonymousBind); err != nil {
+	if _, err := conn.Write(searchOrganization); err != nil {
 		return false
 	}
-	reply := make([]byte, 64)
-	n, _ := io.ReadAtLeast(conn, reply, 2)
-	return isBindSuccess(reply[:n])
+	var reply []byte
+	buf := make([]byte, 512)
+	for !bytes.Contains(reply, []byte(nonce)) {
+		n, err := conn.Read(buf)
+		reply = append(reply, buf[:n]...)
+		if err != nil || len(reply) > 1<<16 {
+			return bytes.Contains(reply, []byte(nonce))
+		}
+	}
+	return true
 }
 
-// isBindSuccess reads an LDAPMessage just far enough to see a BindResponse
-// to message 1 whose resultCode is success (0).
-func isBindSuccess(b []byte) bool {
-	next := func(tag byte) ([]byte, bool) {
-		if len(b) < 2 || b[0] != tag {
-			return nil, false
-		}
-		n, rest := int(b[1]), b[2:]
-		if n&0x80 != 0 { // long form: n&0x7f bytes of length follow
-			k := n & 0x7f
-			if k == 0 || k > 2 || len(rest) < k {
-				return nil, false
-			}
-			n = 0
-			for _, c := range rest[:k] {
-				n = n<<8 | int(c)
-			}
-			rest = rest[k:]
-		}
-		if len(rest) < n {
-			return nil, false
-		}
-		b = rest[n:]
-		return rest[:n], true
+// searchOrganization is an LDAPv3 SearchRequest, message 1, anonymous (an
+// LDAPv3 server needs no bind first): base o=smartdc, scope base, filter
+// (objectClass=*), attribute description (RFC 4511 §4.5.1), in BER.
+var searchOrganization = func() []byte {
+	tlv := func(tag byte, parts ...[]byte) []byte {
+		body := bytes.Join(parts, nil)
+		return append([]byte{tag, byte(len(body))}, body...)
 	}
-	msg, ok := next(0x30)
-	if !ok {
-		return false
-	}
-	b = msg
-	if id, ok := next(0x02); !ok || len(id) != 1 || id[0] != 1 {
-		return false
-	}
-	resp, ok := next(0x61)
-	if !ok {
-		return false
-	}
-	b = resp
-	code, ok := next(0x0a)
-	return ok && len(code) == 1 && code[0] == 0
-}
+	str := func(tag byte, s string) []byte { return tlv(tag, []byte(s)) }
+	search := tlv(0x63,
+		str(0x04, "o=smartdc"),
+		[]byte{0x0a, 0x01, 0x00}, // scope baseObject
+		[]byte{0x0a, 0x01, 0x00}, // neverDerefAliases
+		[]byte{0x02, 0x01, 0x00}, // no size limit
+		[]byte{0x02, 0x01, 0x00}, // no time limit
+		[]byte{0x01, 0x01, 0x00}, // typesOnly false
+		str(0x87, "objectClass"), // present filter
+		tlv(0x30, str(0x04, "description")))
+	return tlv(0x30, []byte{0x02, 0x01, 0x01}, search)
+}()
 
 // Stop stops slapd and waits for it to exit; the data stays for Restart.
 // Stopping a stopped Server does nothing.
