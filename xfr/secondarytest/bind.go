@@ -50,7 +50,8 @@ options {
 	dnssec-validation no;
 	ixfr-from-differences no;
 	serial-query-rate 1000;
-`, dir, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), bindListen(addr))
+	server-id %q;
+`, dir, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), bindListen(addr), identity(dir))
 	if cfg.Catalog != "" {
 		// min-update-interval: BIND applies a catalog's changes at most
 		// every 5 s by default.

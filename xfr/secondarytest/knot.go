@@ -39,6 +39,7 @@ func knotConf(dir string, addr netip.AddrPort, cfg Config) string {
     udp-workers: 1
     tcp-workers: 1
     background-workers: 1
+    identity: %q
 
 log:
   - target: stderr
@@ -47,7 +48,7 @@ log:
 database:
     storage: %q
 
-`, dir, addr.Addr(), addr.Port(), filepath.Join(dir, "db"))
+`, dir, addr.Addr(), addr.Port(), identity(dir), filepath.Join(dir, "db"))
 	keyRef := ""
 	if cfg.TSIG != nil {
 		fmt.Fprintf(&b, "key:\n  - id: %s\n    algorithm: %s\n    secret: %s\n\n",

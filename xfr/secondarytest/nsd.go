@@ -49,12 +49,13 @@ func nsdConf(dir string, addr netip.AddrPort, cfg Config) string {
 	pidfile: %[5]q
 	hide-version: no
 	zonefiles-check: no
+	identity: %[8]q
 
 remote-control:
 	control-enable: no
 
 `, dir, addr.Port(), filepath.Join(dir, "zone.list"), filepath.Join(dir, "xfrd.state"), filepath.Join(dir, "nsd.pid"),
-		addr.Addr(), otherFamily(addr.Addr()))
+		addr.Addr(), otherFamily(addr.Addr()), identity(dir))
 	key := "NOKEY"
 	if cfg.TSIG != nil {
 		fmt.Fprintf(&b, "key:\n\tname: %q\n\talgorithm: %s\n\tsecret: %q\n\n",

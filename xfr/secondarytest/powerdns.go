@@ -109,5 +109,6 @@ xfr-cycle-interval=1
 receiver-threads=1
 distributor-threads=1
 retrieval-threads=1
-`, dir, addr)
+server-id=%[3]s
+`, dir, addr, identity(dir))
 }

@@ -1,6 +1,8 @@
 package secondarytest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/netip"
@@ -267,7 +269,8 @@ func (s *Secondary) Restart(t testing.TB) {
 	}
 }
 
-// waitReady waits until the secondary answers a query (any rcode).
+// waitReady waits until the secondary answers id.server with its own
+// identity.
 func (s *Secondary) waitReady() error {
 	deadline := time.Now().Add(startTimeout)
 	for time.Now().Before(deadline) {
@@ -276,12 +279,41 @@ func (s *Secondary) waitReady() error {
 			return fmt.Errorf("exited: %v", s.err)
 		default:
 		}
-		if _, err := s.exchange(".", "SOA", 200*time.Millisecond); err == nil {
+		id, err := serverID(s.addr.String(), 200*time.Millisecond)
+		if err == nil && id == identity(s.dir) {
 			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("no answer within %v", startTimeout)
+}
+
+// identity is the server id a secondary in dir is configured to give for
+// id.server CH TXT: something answering on its port is only this
+// secondary if it gives this id, not another process that took the port
+// first (the secondary then fails to bind and exits, but a query sent
+// before that would be answered).
+func identity(dir string) string {
+	sum := sha256.Sum256([]byte(dir))
+	return "secondarytest-" + hex.EncodeToString(sum[:8])
+}
+
+// serverID asks addr for id.server CH TXT (RFC 4892) and returns the text.
+func serverID(addr string, timeout time.Duration) (string, error) {
+	m := new(dns.Msg)
+	m.SetQuestion("id.server.", dns.TypeTXT)
+	m.Question[0].Qclass = dns.ClassCHAOS
+	m.RecursionDesired = false
+	r, _, err := (&dns.Client{Net: "udp", Timeout: timeout}).Exchange(m, addr)
+	if err != nil {
+		return "", err
+	}
+	for _, rr := range r.Answer {
+		if txt, ok := rr.(*dns.TXT); ok {
+			return strings.Join(txt.Txt, ""), nil
+		}
+	}
+	return "", fmt.Errorf("id.server CH TXT at %s: no TXT in the answer (rcode %s)", addr, dns.RcodeToString[r.Rcode])
 }
 
 // stop terminates the process and waits for it; it is idempotent.
