@@ -114,11 +114,13 @@ func (s *Server) write(c *mockcloud.Cloud) error {
 	return nil
 }
 
-// start runs slapd in the foreground (-d) and waits until it accepts
-// connections or exits.
+// start runs slapd in the foreground and waits until it answers as
+// itself or exits.
 func (s *Server) start() error {
 	path, _ := lookPath("slapd")
-	cmd := exec.Command(path, "-d", "0", "-f", s.conf, "-h", s.URL+"/")
+	// -d 32768 (level "none"): in the foreground, with only the lines
+	// slapd always logs, such as why it could not bind its port.
+	cmd := exec.Command(path, "-d", "32768", "-f", s.conf, "-h", s.URL+"/")
 	cmd.SysProcAttr = subproc.Attr()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
