@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnsd/cnsd/logtest"
 	"github.com/cnsd/cnsd/mockcloud"
 	"github.com/cnsd/cnsd/mockcloud/ufdstest"
 	"github.com/cnsd/cnsd/schema"
@@ -18,7 +19,7 @@ type ufdsFixture struct {
 	cloud *mockcloud.Cloud
 	ldap  *ufdstest.Server
 	u     *UFDS
-	log   *logBuffer
+	log   *logtest.Buffer
 	clock *clock
 }
 
@@ -26,7 +27,7 @@ func newUFDSFixture(t *testing.T) *ufdsFixture {
 	t.Helper()
 	c := mockcloud.New(mockcloud.Generate(mockcloud.GenOptions{VMs: 4, Accounts: 4, Servers: 1, Seed: 7}), nil)
 	s := ufdstest.Start(t, c)
-	f := &ufdsFixture{cloud: c, ldap: s, log: &logBuffer{}, clock: &clock{t: time.Unix(1e9, 0)}}
+	f := &ufdsFixture{cloud: c, ldap: s, log: &logtest.Buffer{}, clock: &clock{t: time.Unix(1e9, 0)}}
 	cfg := schema.UFDSConfig{Endpoint: schema.Endpoint{URL: s.URL}, BindDN: ufdstest.RootDN,
 		BindPassword: ufdstest.Password, CacheTime: time.Hour}
 	f.u = NewUFDS(cfg, slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug})))

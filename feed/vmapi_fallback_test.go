@@ -32,13 +32,13 @@ func TestVMAPIFallbackRelisting(t *testing.T) {
 		t.Errorf("periodic listing %v, want %v", listedUUIDs(got), activeUUIDs(c))
 	}
 	feedDown.Store(false)
-	vmWaitFor(t, "the changefeed back", func() bool { return len(logs.lines("changefeed established again")) > 0 })
+	vmWaitFor(t, "the changefeed back", func() bool { return len(logs.Lines("changefeed established again")) > 0 })
 	uuid := activeUUIDs(c)[0]
 	if _, err := c.SetAlias(uuid, "back"); err != nil {
 		t.Fatal(err)
 	}
 	vmWaitFor(t, "Changed through the changefeed", func() bool { return len(sink.changedOf(uuid)) > 0 })
-	if n := len(logs.lines("level=WARN", "changefeed unavailable")); n != 1 {
+	if n := len(logs.Lines("level=WARN", "changefeed unavailable")); n != 1 {
 		t.Errorf("%d warnings that the changefeed is unavailable, want 1 for the one outage:\n%s", n, logs)
 	}
 }
@@ -67,7 +67,7 @@ func TestVMAPIRefused(t *testing.T) {
 	sink, logs := startVMAPI(t, h, nil)
 	vmWaitFor(t, "a periodic listing", func() bool { return sink.numListings() > 0 })
 	vmWaitFor(t, "the refusal logged", func() bool {
-		return len(logs.lines("level=ERROR", "changefeed refused", "unknown resource: vm")) > 0
+		return len(logs.Lines("level=ERROR", "changefeed refused", "unknown resource: vm")) > 0
 	})
 }
 

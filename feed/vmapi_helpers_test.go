@@ -1,17 +1,16 @@
 package feed
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cnsd/cnsd/logtest"
 	"github.com/cnsd/cnsd/mockcloud"
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -73,35 +72,6 @@ func (s *vmSinkRecorder) isGone(uuid string) bool {
 	return slices.Contains(s.gone, uuid)
 }
 
-// logBuffer collects log output from several goroutines for tests to read.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// lines returns the log lines containing every one of parts.
-func (b *logBuffer) lines(parts ...string) []string {
-	var out []string
-	for l := range strings.Lines(b.String()) {
-		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(l, p) }) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
 // vmWaitFor polls cond until it holds, failing the test after vmWaitLimit.
 func vmWaitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -130,7 +100,7 @@ func vmapiTestConfig(url string) VMAPIConfig {
 
 // startVMAPI serves h on 127.0.0.1 and runs a follower of it until the
 // test ends.
-func startVMAPI(t *testing.T, h http.Handler, tune func(*VMAPIConfig)) (*vmSinkRecorder, *logBuffer) {
+func startVMAPI(t *testing.T, h http.Handler, tune func(*VMAPIConfig)) (*vmSinkRecorder, *logtest.Buffer) {
 	t.Helper()
 	sink := &vmSinkRecorder{}
 	logs := runVMAPI(t, h, sink, tune)
@@ -139,7 +109,7 @@ func startVMAPI(t *testing.T, h http.Handler, tune func(*VMAPIConfig)) (*vmSinkR
 
 // runVMAPI serves h on 127.0.0.1 and runs a follower of it into sink until
 // the test ends.
-func runVMAPI(t *testing.T, h http.Handler, sink VMSink, tune func(*VMAPIConfig)) *logBuffer {
+func runVMAPI(t *testing.T, h http.Handler, sink VMSink, tune func(*VMAPIConfig)) *logtest.Buffer {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -147,7 +117,7 @@ func runVMAPI(t *testing.T, h http.Handler, sink VMSink, tune func(*VMAPIConfig)
 	if tune != nil {
 		tune(&cfg)
 	}
-	logs := &logBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

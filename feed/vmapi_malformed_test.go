@@ -31,8 +31,8 @@ func TestVMAPIMalformedVMFetched(t *testing.T) {
 		}
 	}
 	vmWaitFor(t, "Changed of "+good, func() bool { return len(sink.changedOf(good)) > 0 })
-	vmWaitFor(t, "the malformed VM skipped", func() bool { return len(logs.lines("vm change skipped", bad)) > 0 })
-	if n := len(logs.lines("trying again", bad)); n != 0 {
+	vmWaitFor(t, "the malformed VM skipped", func() bool { return len(logs.Lines("vm change skipped", bad)) > 0 })
+	if n := len(logs.Lines("trying again", bad)); n != 0 {
 		t.Errorf("a malformed VM was fetched again %d times", n)
 	}
 	if len(sink.changedOf(bad)) != 0 {
@@ -63,7 +63,7 @@ func TestVMAPIMalformedFrames(t *testing.T) {
 	vmWaitFor(t, "Changed after the garbage", func() bool {
 		return sink.changedMatch(func(vm zonegen.VM) bool { return vm.UUID == uuid && vm.Alias == "through-garbage" })
 	})
-	if n := len(logs.lines("malformed changefeed frame skipped")); n < 2 {
+	if n := len(logs.Lines("malformed changefeed frame skipped")); n < 2 {
 		t.Errorf("%d malformed frames logged, want at least 2:\n%s", n, logs)
 	}
 	if sink.numListings() != 1 {

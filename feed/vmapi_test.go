@@ -83,7 +83,7 @@ func TestVMAPIReconnectsAfterCut(t *testing.T) {
 	vmWaitFor(t, "the destroyed VM out of the listing or gone", func() bool {
 		return !slices.Contains(listedUUIDs(sink.lastListing()), doomed) || sink.isGone(doomed)
 	})
-	if len(logs.lines("changefeed session ended")) == 0 {
+	if len(logs.Lines("changefeed session ended")) == 0 {
 		t.Errorf("no log line about the lost connection in:\n%s", logs)
 	}
 }
@@ -116,7 +116,7 @@ func TestVMAPITakeover(t *testing.T) {
 		i := slices.IndexFunc(l.VMs, func(vm zonegen.VM) bool { return vm.UUID == uuid })
 		return i >= 0 && reflect.DeepEqual(l.VMs[i].Tags, tags)
 	})
-	if len(logs.lines("taken over")) == 0 {
+	if len(logs.Lines("taken over")) == 0 {
 		t.Errorf("no log line about a takeover in:\n%s", logs)
 	}
 }
@@ -167,8 +167,8 @@ func TestVMAPIFetchErrors(t *testing.T) {
 			return sink.changedMatch(func(vm zonegen.VM) bool { return vm.UUID == id && vm.Alias == "renamed" })
 		})
 	}
-	vmWaitFor(t, "the broken VM's change skipped", func() bool { return len(logs.lines("vm change skipped", broken)) > 0 })
-	if len(logs.lines("trying again", flaky)) == 0 {
+	vmWaitFor(t, "the broken VM's change skipped", func() bool { return len(logs.Lines("vm change skipped", broken)) > 0 })
+	if len(logs.Lines("trying again", flaky)) == 0 {
 		t.Errorf("no retry logged for %s in:\n%s", flaky, logs)
 	}
 	if sink.changedMatch(func(vm zonegen.VM) bool { return vm.UUID == broken }) {
@@ -212,7 +212,7 @@ func TestVMAPIMalformedVMInPage(t *testing.T) {
 	if !slices.Equal(l.Unreadable, []string{bad}) {
 		t.Errorf("unreadable %v, want [%s]", l.Unreadable, bad)
 	}
-	if len(logs.lines("malformed vm in listing skipped", "vm="+bad)) == 0 {
+	if len(logs.Lines("malformed vm in listing skipped", "vm="+bad)) == 0 {
 		t.Errorf("no log line naming %s in:\n%s", bad, logs)
 	}
 }

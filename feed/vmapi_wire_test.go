@@ -134,7 +134,7 @@ func TestVMAPIDeadConnection(t *testing.T) {
 	})
 	sink, logs := startVMAPI(t, h, func(cfg *VMAPIConfig) { cfg.Silence = 200 * time.Millisecond })
 	vmWaitFor(t, "a listing after the dead connection", func() bool { return sink.numListings() > 1 })
-	if len(logs.lines("changefeed session ended", "timeout")) == 0 {
+	if len(logs.Lines("changefeed session ended", "timeout")) == 0 {
 		t.Errorf("no log line about the silent connection in:\n%s", logs)
 	}
 	uuid := activeUUIDs(c)[0]

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cnsd/cnsd/feed"
+	"github.com/cnsd/cnsd/logtest"
 	"github.com/cnsd/cnsd/mockcloud"
 	"github.com/cnsd/cnsd/mockcloud/ufdstest"
 	"github.com/cnsd/cnsd/schema"
@@ -45,24 +45,6 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// logBuffer collects log output from several goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // world is a simulated cloud (HTTP APIs and a real slapd), the real feed
 // clients following it, a pipeline and the store it writes.
 type world struct {
@@ -73,7 +55,7 @@ type world struct {
 	store  *store.Store
 	p      *Pipeline
 	clock  *clock
-	logs   *logBuffer
+	logs   *logtest.Buffer
 	level  slog.Level    // of the log the world writes; Debug unless set
 	limit  time.Duration // of every wait; waitLimit unless set
 	ufds   *feed.UFDS
@@ -93,7 +75,7 @@ func startWorld(t testing.TB, f *mockcloud.Fixture, s Settings) *world {
 
 // newWorld starts the simulated cloud only.
 func newWorld(t testing.TB, f *mockcloud.Fixture) *world {
-	w := &world{t: t, cloud: mockcloud.New(f, nil), logs: &logBuffer{}, clock: &clock{t: time.Now()}, level: slog.LevelDebug, limit: waitLimit}
+	w := &world{t: t, cloud: mockcloud.New(f, nil), logs: &logtest.Buffer{}, clock: &clock{t: time.Now()}, level: slog.LevelDebug, limit: waitLimit}
 	w.http = httptest.NewServer(w.cloud.Handler())
 	t.Cleanup(w.http.Close)
 	w.ldap = ufdstest.Start(t, w.cloud)

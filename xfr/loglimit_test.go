@@ -1,7 +1,6 @@
 package xfr
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/logtest"
 )
 
 func TestLogLimiter(t *testing.T) {
@@ -59,30 +60,6 @@ func TestLogLimiterBounded(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination the server's goroutines may share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) lines(substr string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []string
-	for line := range strings.Lines(s.b.String()) {
-		if strings.Contains(line, substr) {
-			out = append(out, line)
-		}
-	}
-	return out
-}
-
 // TestRefusedTransfersLoggedOnce: a client asking again and again for a
 // transfer it may not have gets one log line a minute per zone, the next
 // one counting the repeats; every request is still answered REFUSED.
@@ -91,7 +68,7 @@ func TestRefusedTransfersLoggedOnce(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	zones := map[string][]string{"example.test.": {"a A 192.0.2.1"}, "empty.test.": {"b A 192.0.2.2"}}
 	cfg := testConfig(t, "")
@@ -106,16 +83,16 @@ func TestRefusedTransfersLoggedOnce(t *testing.T) {
 	for range 5 {
 		refused("example.test.")
 	}
-	if got := logs.lines("AXFR refused"); len(got) != 1 {
+	if got := logs.Lines("AXFR refused"); len(got) != 1 {
 		t.Fatalf("%d lines for 5 refusals within a minute, want 1:\n%s", len(got), strings.Join(got, ""))
 	}
 	refused("empty.test.")
-	if got := logs.lines("zone=empty.test."); len(got) != 1 {
+	if got := logs.Lines("zone=empty.test."); len(got) != 1 {
 		t.Fatalf("the refusal of another zone was not logged on its own: %q", got)
 	}
 	advance(time.Minute)
 	refused("example.test.")
-	got := logs.lines("zone=example.test.")
+	got := logs.Lines("zone=example.test.")
 	if len(got) != 2 || !strings.Contains(got[1], "repeats_not_logged=4") {
 		t.Fatalf("after a minute: %q, want a second line with repeats_not_logged=4", got)
 	}

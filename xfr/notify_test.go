@@ -14,6 +14,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/cnsd/cnsd/logtest"
 	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/xfr/secondarytest"
 )
@@ -439,7 +440,7 @@ func TestRefusedNotifyLoggedOnce(t *testing.T) {
 	f.refuse, f.follow = true, false
 	f.mu.Unlock()
 	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
-	logs := &syncBuffer{}
+	logs := &logtest.Buffer{}
 	opts := fastOptions
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	opts.Clock = func() time.Time { return now }
@@ -453,7 +454,7 @@ func TestRefusedNotifyLoggedOnce(t *testing.T) {
 		commitLines(t, src, "example.test.", []string{fmt.Sprintf("b A 192.0.2.%d", i+2)})
 		eventually(t, "the NOTIFY of the new serial refused", func() bool { return failed() == uint64(i+2) })
 	}
-	got := logs.lines("NOTIFY failed")
+	got := logs.Lines("NOTIFY failed")
 	if len(got) != 1 || !strings.Contains(got[0], "err=\"answered REFUSED\"") {
 		t.Fatalf("log lines for 6 refused NOTIFYs: %q, want one saying REFUSED", got)
 	}

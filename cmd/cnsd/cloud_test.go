@@ -15,6 +15,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/cnsd/cnsd/api"
+	"github.com/cnsd/cnsd/logtest"
 	"github.com/cnsd/cnsd/mockcloud"
 	"github.com/cnsd/cnsd/mockcloud/ufdstest"
 )
@@ -110,7 +111,7 @@ type overCloud struct {
 	cloud       *mockcloud.Cloud
 	dns, api    string
 	config      string // the configuration file
-	stderr      *syncBuffer
+	stderr      *logtest.Buffer
 	writeConfig func(zones string)
 	// token and dnsListen, when set, are written as api.token and
 	// instead of the DNS address cnsd was started on; extra, when set, is
@@ -137,7 +138,7 @@ func startOverFixture(t testing.TB, f *mockcloud.Fixture, zones string) *overClo
 	ports := freePorts(t, 2)
 	cfgPath := filepath.Join(dir, "cnsd.json")
 	c := &overCloud{cloud: cloud, config: cfgPath, dns: fmt.Sprintf("127.0.0.1:%d", ports[0]),
-		api: fmt.Sprintf("http://127.0.0.1:%d", ports[1]), stderr: &syncBuffer{}}
+		api: fmt.Sprintf("http://127.0.0.1:%d", ports[1]), stderr: &logtest.Buffer{}}
 	c.writeConfig = func(zones string) {
 		dnsListen, token := c.dns, ""
 		if c.dnsListen != "" {

@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 
+	"github.com/cnsd/cnsd/logtest"
 	"github.com/cnsd/cnsd/xfr/secondarytest"
 )
 
@@ -55,7 +55,7 @@ func TestDaemon(t *testing.T) {
 	}
 	write(`"a.example.test": {"networks": ["*"]}`)
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
+	var stderr logtest.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"-config", cfgPath}, &bytes.Buffer{}, &stderr) }()
 	t.Cleanup(func() {
@@ -130,22 +130,4 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// syncBuffer is a bytes.Buffer the logger and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/cnsd/cnsd/logtest"
 	"github.com/cnsd/cnsd/store/redistest"
 )
 
@@ -31,7 +32,7 @@ func startOnRedis(t *testing.T, url, zones string) *cnsdProcess {
 		url: url, dnsPort: dnsPort, apiPort: apiPort}
 	p.writeConfig(t, zones)
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
+	var stderr logtest.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"-config", p.config}, &bytes.Buffer{}, &stderr) }()
 	stopped := false

@@ -18,6 +18,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/cnsd/cnsd/logtest"
 	"github.com/cnsd/cnsd/mockcloud"
 	"github.com/cnsd/cnsd/mockcloud/ufdstest"
 	"github.com/cnsd/cnsd/schema"
@@ -101,7 +102,7 @@ func TestReloadDuringTransfer(t *testing.T) {
 	const big = "all.example.test."
 	write(`"all.example.test": {"networks": ["*"]}`)
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
+	var stderr logtest.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"-config", cfgPath}, &bytes.Buffer{}, &stderr) }()
 	t.Cleanup(func() {
@@ -215,7 +216,7 @@ func TestShutdownFinishesTransfer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
+	var stderr logtest.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"-config", cfgPath}, &bytes.Buffer{}, &stderr) }()
 	defer cancel()
