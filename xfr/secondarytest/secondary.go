@@ -160,8 +160,8 @@ func missing(t testing.TB, msg string) {
 	t.Skip(msg + "; set CNSD_REQUIRE_SECONDARIES=1 to make this a failure")
 }
 
-// freePort returns a port on 127.0.0.1 that is free for both UDP and TCP
-// at the moment; the child binds it a little later, so start retries with
+// freePort returns a port of host that is free for both UDP and TCP at
+// the moment; the child binds it a little later, so start retries with
 // another port when that race is lost.
 func freePort(host netip.Addr) (uint16, error) {
 	for range 20 {
