@@ -12,10 +12,12 @@ import (
 	"github.com/gorilla/websocket"
 )
 
-// vmSubResources are the VM fields naming depends on: a change to any
-// other field (last_modified, zone_state, …) is not worth a fetch.
-var vmSubResources = []string{"alias", "customer_metadata", "destroyed", "nics",
-	"owner_uuid", "server_uuid", "state", "tags"}
+// vmSubResources are the VM fields followed: the nine Triton CNS
+// subscribes to (its SAPI template), so that VMAPI sees from cnsd the
+// registration it saw from Triton CNS. Naming reads nothing of
+// internal_metadata; an item about it costs one GET /vms/:uuid.
+var vmSubResources = []string{"alias", "customer_metadata", "destroyed", "internal_metadata",
+	"nics", "owner_uuid", "server_uuid", "state", "tags"}
 
 // changefeedKind is one resource and the fields of it followed.
 type changefeedKind struct {

@@ -15,9 +15,8 @@ import (
 	"github.com/cnsd/cnsd/zonegen"
 )
 
-// vmapiRequestTimeout bounds one REST request; a page of 1000 VMs with the
-// fields naming needs is about a megabyte, so a request that takes longer
-// is stuck.
+// vmapiRequestTimeout bounds one REST request; a page of 1000 whole VM
+// objects is a few megabytes, so a request that takes longer is stuck.
 const vmapiRequestTimeout = time.Minute
 
 // vmapiMaxBody bounds what is read of one response, far above any real
@@ -91,8 +90,12 @@ func (v *VMAPI) getVM(ctx context.Context, uuid string) (zonegen.VM, error) {
 	return decodeVM(body)
 }
 
-// vmFields are the VM fields asked for: the ones naming depends on, which
-// makes a page a fraction of the size of full VM objects.
+// vmFields are the VM fields GET /vms/:uuid is asked for: the ones naming
+// depends on. VMAPI's GetVm renders any field of the VM object by name
+// and ignores names the object lacks. ListVms is never given fields: it
+// checks each name against its list of settable VM fields (sdc-vmapi
+// lib/common/validation.js, VM_FIELDS), which has neither nics nor
+// destroyed, and answers 409 ValidationFailed to this list.
 const vmFields = "uuid,owner_uuid,alias,state,destroyed,server_uuid,tags,customer_metadata,nics"
 
 // list reads every active VM, page by page, as VMAPI documents it: in its
@@ -104,7 +107,7 @@ func (v *VMAPI) list(ctx context.Context) (VMListing, error) {
 	var l VMListing
 	marker := ""
 	for page := 0; ; page++ {
-		q := url.Values{"state": {"active"}, "limit": {strconv.Itoa(v.cfg.Limit)}, "fields": {vmFields}}
+		q := url.Values{"state": {"active"}, "limit": {strconv.Itoa(v.cfg.Limit)}}
 		if marker != "" {
 			m, _ := json.Marshal(map[string]string{"uuid": marker}) // a string map cannot fail
 			q.Set("marker", string(m))

@@ -20,7 +20,7 @@ import (
 // what the reference client of a cns service sends.
 func TestChangefeedRegistrationFrame(t *testing.T) {
 	kind := changefeedKind{Resource: "vm", SubResources: vmSubResources}
-	const subs = `{"resource":"vm","subResources":["alias","customer_metadata","destroyed","nics","owner_uuid","server_uuid","state","tags"]}`
+	const subs = `{"resource":"vm","subResources":["alias","customer_metadata","destroyed","internal_metadata","nics","owner_uuid","server_uuid","state","tags"]}`
 	tests := []struct {
 		name string
 		r    changefeedRegistration

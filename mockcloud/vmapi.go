@@ -21,10 +21,10 @@ type listQuery struct {
 	offset  int
 	marker  string // uuid of the last VM of the previous page
 	asc     bool
+	fields  string // the fields parameter, "" for whole VMs
 }
 
-// listParams are the GET /vms parameters the mock understands; "fields" is
-// accepted and ignored (every field is always sent).
+// listParams are the GET /vms parameters the mock understands.
 var listParams = []string{"state", "owner_uuid", "server_uuid", "uuid", "alias", "uuids",
 	"limit", "offset", "marker", "sort", "fields"}
 
@@ -43,6 +43,12 @@ func parseListQuery(q url.Values) (listQuery, []fieldError) {
 	for _, k := range []string{"state", "owner_uuid", "server_uuid", "uuid", "alias"} {
 		if q.Has(k) {
 			lq.filters[k] = q.Get(k)
+		}
+	}
+	if q.Has("fields") {
+		lq.fields = q.Get("fields")
+		if !validListFields(lq.fields) {
+			bad("fields", "Invalid values: "+lq.fields)
 		}
 	}
 	if s := q.Get("uuids"); s != "" {
@@ -135,6 +141,14 @@ func (c *Cloud) listVMs(w http.ResponseWriter, r *http.Request) {
 		page = []VM{}
 	}
 	w.Header().Set("x-joyent-resource-count", strconv.Itoa(count))
+	if lq.fields != "" {
+		picked := make([]map[string]any, len(page))
+		for i := range page {
+			picked[i] = pickFields(page[i], lq.fields)
+		}
+		writeJSON(w, http.StatusOK, picked)
+		return
+	}
 	writeJSON(w, http.StatusOK, page)
 }
 
@@ -169,11 +183,17 @@ func (c *Cloud) pageLocked(lq listQuery) ([]VM, int) {
 	return page, count
 }
 
-// getVM serves GET /vms/:uuid; destroyed VMs are still found.
+// getVM serves GET /vms/:uuid; destroyed VMs are still found. GetVm does
+// not check its fields parameter: it renders the properties named, and a
+// name the VM lacks is left out.
 func (c *Cloud) getVM(w http.ResponseWriter, r *http.Request) {
 	v, ok := c.VM(r.PathValue("uuid"))
 	if !ok {
 		writeError(w, http.StatusNotFound, "ResourceNotFound", "VM not found")
+		return
+	}
+	if f := r.URL.Query().Get("fields"); f != "" {
+		writeJSON(w, http.StatusOK, pickFields(v, f))
 		return
 	}
 	writeJSON(w, http.StatusOK, v)

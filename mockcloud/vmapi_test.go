@@ -111,7 +111,10 @@ func TestListVMsQueries(t *testing.T) {
 				return v.ServerUUID == first.ServerUUID && v.State != "destroyed" && v.State != "failed"
 			})},
 		{name: "uuids", query: "uuids=" + first.UUID + "," + f.VMs[1].UUID, status: 200, want: 2},
-		{name: "fields is accepted", query: "fields=uuid,state&limit=3", status: 200, want: 3},
+		{name: "fields of VMAPI's list", query: "fields=uuid,state,tags,customer_metadata&limit=3", status: 200, want: 3},
+		{name: "fields star", query: "fields=*&limit=2", status: 200, want: 2},
+		{name: "fields nics", query: "fields=uuid,nics", status: 409, code: "ValidationFailed"},
+		{name: "fields destroyed", query: "fields=uuid,destroyed", status: 409, code: "ValidationFailed"},
 		{name: "triton-cns marker probe", query: `limit=1&state=active&marker={"uuid":"000000"}`, status: 200, want: 0},
 		{name: "limit 0", query: "limit=0", status: 409, code: "ValidationFailed"},
 		{name: "limit above 1000", query: "limit=1001", status: 409, code: "ValidationFailed"},
@@ -194,5 +197,25 @@ func TestVMShape(t *testing.T) {
 			}
 			break
 		}
+	}
+}
+
+// TestVMFieldsRendered checks that fields limits what is sent as VMAPI's
+// renderVms does: ListVms sends just the names asked, and GetVm, which does
+// not check its fields, also renders nics and destroyed.
+func TestVMFieldsRendered(t *testing.T) {
+	c, srv := newTestCloud(t)
+	var page []map[string]any
+	getJSON(t, srv.URL+"/vms?limit=5&fields=uuid,state", 200, &page)
+	for _, vm := range page {
+		if len(vm) != 2 || vm["uuid"] == nil || vm["state"] == nil {
+			t.Errorf("ListVms fields=uuid,state sent %v", vm)
+		}
+	}
+	first := c.Fixture().VMs[0]
+	var one map[string]any
+	getJSON(t, srv.URL+"/vms/"+first.UUID+"?fields=uuid,nics,no_such_field", 200, &one)
+	if len(one) != 2 || one["uuid"] != first.UUID || one["nics"] == nil {
+		t.Errorf("GetVm fields=uuid,nics,no_such_field sent %v", one)
 	}
 }
