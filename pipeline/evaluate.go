@@ -14,13 +14,12 @@ import (
 // evaluate decides st's records at now. ok is false when a lookup failed:
 // the VM keeps what it published and is retried.
 func (p *Pipeline) evaluate(ctx context.Context, st *vmState, now time.Time, memo *lookups) (c zonegen.Contribution, ok bool) {
-	v, why := p.resolve(ctx, st.vm, memo)
-	var d zonegen.Decision
-	if why != nil {
-		d = zonegen.Decision{Unresolved: true, Reasons: []zonegen.Reason{*why}}
-	} else {
-		d = zonegen.Decide(&v, p.settings.Decide, now)
-	}
+	o := p.res.evaluate(ctx, st.vm, p.settings.Decide, p.gen, now, memo, func(d *zonegen.Decision) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		p.damp(now, st, d)
+	})
+	d := o.Decision
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st.evaluated = now
@@ -30,15 +29,12 @@ func (p *Pipeline) evaluate(ctx context.Context, st *vmState, now time.Time, mem
 		return zonegen.Contribution{}, false
 	}
 	delete(p.retry, st.vm.UUID)
-	p.damp(now, st, &d)
-	c = p.gen.Generate(&v, &d)
-	absoluteZones(&c)
-	st.decision, st.notes = d, c.Notes
+	st.decision, st.notes = d, o.Contribution.Notes
 	if p.log.Enabled(ctx, slog.LevelDebug) {
 		p.log.Debug("vm evaluated", "vm", st.vm.UUID, "instance", d.Instance, "services", len(d.Services),
-			"zones", len(c.Zones), "reasons", d.Reasons)
+			"zones", len(o.Contribution.Zones), "reasons", d.Reasons)
 	}
-	return c, true
+	return o.Contribution, true
 }
 
 // damp reports the VM's status in each of its services to the hysteresis

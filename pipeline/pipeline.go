@@ -56,6 +56,9 @@ type Settings struct {
 // DefaultMassDeleteMin is the fewest records a held mass deletion removes.
 const DefaultMassDeleteMin = 10
 
+// defaultLookupTimeout bounds the lookups of one VM unless Config says.
+const defaultLookupTimeout = 10 * time.Second
+
 // SettingsFrom takes the pipeline's settings from a validated configuration.
 func SettingsFrom(c *schema.Config) Settings {
 	return Settings{
@@ -96,6 +99,7 @@ type Config struct {
 type Pipeline struct {
 	cfg   Config
 	log   *slog.Logger
+	res   *resolver
 	out   *store.Batcher
 	queue queue
 
@@ -132,7 +136,7 @@ func New(cfg Config) *Pipeline {
 		cfg.RetryInterval = 30 * time.Second
 	}
 	if cfg.LookupTimeout <= 0 {
-		cfg.LookupTimeout = 10 * time.Second
+		cfg.LookupTimeout = defaultLookupTimeout
 	}
 	if cfg.Progress <= 0 {
 		cfg.Progress = 10 * time.Second
@@ -141,6 +145,8 @@ func New(cfg Config) *Pipeline {
 	log := cfg.Logger.With("component", "pipeline")
 	return &Pipeline{
 		cfg: cfg, log: log, settings: s,
+		res: &resolver{owners: cfg.Owners, servers: cfg.Servers, networks: cfg.Networks,
+			timeout: cfg.LookupTimeout, log: log},
 		out:     store.NewBatcher(cfg.Store, s.CoalesceWindow, s.CoalesceMaxDelay, cfg.Logger),
 		queue:   newQueue(),
 		gen:     zonegen.NewGenerator(s.Naming),

@@ -40,15 +40,15 @@ func newLookups() *lookups {
 // resolve builds vm's view. A lookup that failed is left out of the view,
 // so that Decide calls the VM unresolved; a NIC that could not be repaired
 // is returned as the reason instead, since Decide cannot see it.
-func (p *Pipeline) resolve(ctx context.Context, vm zonegen.VM, memo *lookups) (zonegen.View, *zonegen.Reason) {
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.LookupTimeout)
+func (r *resolver) resolve(ctx context.Context, vm zonegen.VM, memo *lookups) (zonegen.View, *zonegen.Reason) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
 	defer cancel()
 	v := zonegen.View{VM: vm}
-	if acct, err := p.owner(ctx, vm.OwnerUUID, memo); err == nil {
+	if acct, err := r.owner(ctx, vm.OwnerUUID, memo); err == nil {
 		v.Owner = &acct
 	}
 	if vm.ServerUUID != "" {
-		if s, ok := p.cfg.Servers.Server(vm.ServerUUID); ok {
+		if s, ok := r.servers.Server(vm.ServerUUID); ok {
 			v.Server = &s
 		}
 	}
@@ -59,7 +59,7 @@ func (p *Pipeline) resolve(ctx context.Context, vm zonegen.VM, memo *lookups) (z
 			continue
 		}
 		if nic.NetworkUUID == "" && nic.MAC != "" {
-			fixed, err := p.cfg.Networks.RepairNIC(ctx, *nic)
+			fixed, err := r.networks.RepairNIC(ctx, *nic)
 			if err != nil && !errors.Is(err, feed.ErrNotFound) {
 				return v, &zonegen.Reason{Code: zonegen.ReasonNetworkUnknown, Detail: "nic " + nic.MAC + ": " + err.Error()}
 			}
@@ -68,7 +68,7 @@ func (p *Pipeline) resolve(ctx context.Context, vm zonegen.VM, memo *lookups) (z
 		if nic.NetworkUUID == "" {
 			continue
 		}
-		if net, err := p.network(ctx, nic.NetworkUUID, memo); err == nil {
+		if net, err := r.network(ctx, nic.NetworkUUID, memo); err == nil {
 			if v.Networks == nil {
 				v.Networks = map[string]zonegen.Network{}
 			}
@@ -81,23 +81,23 @@ func (p *Pipeline) resolve(ctx context.Context, vm zonegen.VM, memo *lookups) (z
 // owner looks up an account. UFDS answering that there is none gives an
 // account with no flags set, which lists nothing: that is UFDS's answer,
 // not an outage.
-func (p *Pipeline) owner(ctx context.Context, uuid string, memo *lookups) (zonegen.Account, error) {
-	if r, ok := memo.owners[uuid]; ok {
-		return r.val, r.err
+func (r *resolver) owner(ctx context.Context, uuid string, memo *lookups) (zonegen.Account, error) {
+	if m, ok := memo.owners[uuid]; ok {
+		return m.val, m.err
 	}
-	if cached, ok := p.cfg.Owners.(CachedOwners); ok && memo.ownersDown {
+	if cached, ok := r.owners.(CachedOwners); ok && memo.ownersDown {
 		acct, found := cached.Cached(uuid)
 		if !found {
 			return acct, errOwnersDown
 		}
 		return acct, nil
 	}
-	acct, err := p.cfg.Owners.User(ctx, uuid)
+	acct, err := r.owners.User(ctx, uuid)
 	if errors.Is(err, feed.ErrNoAccount) {
 		acct, err = zonegen.Account{UUID: uuid}, nil
 	}
 	if err != nil {
-		p.log.Debug("owner lookup failed", "vm_owner", uuid, "err", err)
+		r.log.Debug("owner lookup failed", "vm_owner", uuid, "err", err)
 		memo.ownersDown = true
 	}
 	memo.owners[uuid] = lookup[zonegen.Account]{acct, err}
@@ -106,16 +106,16 @@ func (p *Pipeline) owner(ctx context.Context, uuid string, memo *lookups) (zoneg
 
 // network looks up a network. NAPI answering 404 gives a network with no
 // name, owners or pools, which maps only to a catch-all zone.
-func (p *Pipeline) network(ctx context.Context, uuid string, memo *lookups) (zonegen.Network, error) {
-	if r, ok := memo.networks[uuid]; ok {
-		return r.val, r.err
+func (r *resolver) network(ctx context.Context, uuid string, memo *lookups) (zonegen.Network, error) {
+	if m, ok := memo.networks[uuid]; ok {
+		return m.val, m.err
 	}
-	net, err := p.cfg.Networks.Network(ctx, uuid)
+	net, err := r.networks.Network(ctx, uuid)
 	if errors.Is(err, feed.ErrNotFound) {
 		net, err = zonegen.Network{UUID: uuid}, nil
 	}
 	if err != nil {
-		p.log.Debug("network lookup failed", "network", uuid, "err", err)
+		r.log.Debug("network lookup failed", "network", uuid, "err", err)
 	}
 	memo.networks[uuid] = lookup[zonegen.Network]{net, err}
 	return net, err
