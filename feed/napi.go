@@ -172,6 +172,12 @@ func (n *NAPI) RepairNIC(ctx context.Context, nic zonegen.NIC) (zonegen.NIC, err
 	if err != nil {
 		return nic, fmt.Errorf("repair nic: %w", err)
 	}
+	return repairedNIC(nic, got)
+}
+
+// repairedNIC is nic repaired from got, NAPI's NIC with the same MAC: what
+// RepairNIC and Static.RepairNIC both return.
+func repairedNIC(nic, got zonegen.NIC) (zonegen.NIC, error) {
 	if got.NetworkUUID == "" {
 		return nic, fmt.Errorf("repair nic %s: NAPI has no network_uuid either", nic.MAC)
 	}
