@@ -2,6 +2,7 @@ package store
 
 import (
 	"iter"
+	"slices"
 	"strings"
 
 	"github.com/benbjohnson/immutable"
@@ -74,6 +75,28 @@ func (s *Snapshot) All() iter.Seq[Record] {
 		for !it.Done() {
 			_, n, _ := it.Next()
 			for _, r := range n.recs {
+				if !yield(r) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// Provided yields, in the order of All, the served records that source
+// provides, alone or with other VMs, each with source as its Source: what
+// source contributes to the zone as far as it is served. It reads the
+// whole zone.
+func (s *Snapshot) Provided(source string) iter.Seq[Record] {
+	return func(yield func(Record) bool) {
+		it := s.names.Iterator()
+		for !it.Done() {
+			_, n, _ := it.Next()
+			for i, r := range n.recs {
+				if r.Source != source && (n.more == nil || !slices.Contains(n.more[i], source)) {
+					continue
+				}
+				r.Source = source
 				if !yield(r) {
 					return
 				}

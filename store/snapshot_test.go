@@ -118,3 +118,40 @@ func TestNameOrderMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotProvided: Provided finds a VM's records also where another
+// VM provides the same record and the served one names the other.
+func TestSnapshotProvided(t *testing.T) {
+	s, _ := open(t, NewMemory(), Options{})
+	shared := a("a.b.example.com.", "10.0.0.2", "vm1")
+	commit(t, s, contrib("vm1", map[string][]Record{zone: {a("example.com.", "10.0.0.1", "vm1"), shared}}),
+		contrib("vm2", map[string][]Record{zone: {a("z.example.com.", "10.0.0.3", "vm2"), a("a.b.example.com.", "10.0.0.2", "vm2")}}),
+		contrib("vm3", map[string][]Record{zone: {a("a.b.example.com.", "10.0.0.2", "vm3")}}))
+	tests := []struct {
+		source string
+		want   []string
+	}{
+		{"vm1", []string{"example.com.", "a.b.example.com."}},
+		{"vm2", []string{"a.b.example.com.", "z.example.com."}},
+		{"vm3", []string{"a.b.example.com."}},
+		{"vm4", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.source, func(t *testing.T) {
+			var names []string
+			for r := range s.Snapshot(zone).Provided(tt.source) {
+				if r.Source != tt.source {
+					t.Errorf("record %v has source %s, want %s", r, r.Source, tt.source)
+				}
+				names = append(names, r.Name)
+			}
+			if !slices.Equal(names, tt.want) {
+				t.Errorf("Provided(%s) = %v, want %v", tt.source, names, tt.want)
+			}
+			c := s.Contribution(tt.source)
+			if got := len(c.Records(zone)); got != len(tt.want) {
+				t.Errorf("Contribution(%s) has %d records, Provided %d", tt.source, got, len(tt.want))
+			}
+		})
+	}
+}
