@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 )
@@ -64,8 +63,8 @@ func (s *Server) getCloud() Cloud {
 }
 
 // getVM answers GET /vm/:uuid: the names the store holds for the VM (as
-// Triton CNS did: every name with a TXT record of the VM's uuid) and, in
-// the writing process, why it has them.
+// Triton CNS did: every name with a TXT record of the VM's uuid), its
+// records per zone and, in the writing process, why it has them.
 func (s *Server) getVM(w http.ResponseWriter, r *http.Request) {
 	uuid := strings.ToLower(r.PathValue("uuid"))
 	out, known := VM{UUID: uuid}, false
@@ -73,32 +72,12 @@ func (s *Server) getVM(w http.ResponseWriter, r *http.Request) {
 		out, known = c.VM(uuid)
 		out.UUID = uuid
 	}
-	out.Names = s.namesOf(uuid)
-	if !known && len(out.Names) == 0 {
-		s.fail(w, r, fmt.Errorf("%w: VM %s: no names and not followed by this cnsd", errNotFound, uuid))
+	out.SetRecords(s.recordsOf(uuid), *s.ttl.Load())
+	if !known && len(out.Zones) == 0 {
+		s.fail(w, r, fmt.Errorf("%w: VM %s: no records and not followed by this cnsd", errNotFound, uuid))
 		return
 	}
 	s.reply(w, http.StatusOK, out)
-}
-
-// namesOf lists the names, without the trailing dot, whose TXT record the
-// VM uuid contributed and holds its uuid.
-func (s *Server) namesOf(uuid string) []string {
-	txt := `"` + uuid + `"`
-	names := []string{}
-	for _, zone := range s.zones.Zones() {
-		snap := s.zones.Snapshot(zone)
-		if snap == nil {
-			continue
-		}
-		for rec := range snap.All() {
-			if rec.Source == uuid && rec.Type.String() == "TXT" && rec.Data == txt {
-				names = append(names, strings.TrimSuffix(rec.Name, "."))
-			}
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
 }
 
 // suffixesRequest is the body of POST /suffixes-for-vm.

@@ -15,11 +15,15 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/xfr"
 )
 
-const vmUUID = "00000001-0000-4000-8000-000000000001"
+const (
+	vmUUID  = "00000001-0000-4000-8000-000000000001"
+	otherVM = "00000000-0000-4000-8000-000000000002"
+)
 
 // fakeCloud answers the Cloud interface from fixed data.
 type fakeCloud struct {
@@ -89,8 +93,17 @@ func cloudAPI(t *testing.T, withCloud bool) string {
 	}}); err != nil {
 		t.Fatal(err)
 	}
+	// Another VM provides the same A record (smaller uuid: the served
+	// record names it) and a PTR record alone: it has no names.
+	if _, err := st.CommitSource(ctx, otherVM, map[string][]store.Record{"example.test.": {
+		store.NewRecord("web1.inst.owner.example.test.", dns.TypeA, "192.0.2.1", otherVM)},
+		"2.0.192.in-addr.arpa.": {store.NewRecord("1.2.0.192.in-addr.arpa.", dns.TypePTR, "web1.inst.owner.example.test.", otherVM)},
+	}); err != nil {
+		t.Fatal(err)
+	}
 	srv := New(st, noDNS{}, "", nil)
 	if withCloud {
+		srv.SetTTL(schema.TTLConfig{Record: time.Minute, NS: time.Hour})
 		srv.SetCloud(&fakeCloud{held: []HeldDeletion{{Cause: "re-list", VMs: []string{vmUUID},
 			Zones: []HeldZone{{Zone: "example.test.", Removed: 30, Records: 40}}}}})
 	}
@@ -135,11 +148,35 @@ func TestCloudRoutes(t *testing.T) {
 				t.Fatalf("got %s", b)
 			}
 		}},
-		{name: "vm in a follower: names only", method: "GET", url: follower + "/vm/" + vmUUID, status: 200, check: func(t *testing.T, b []byte) {
+		{name: "vm records with the configured TTL", method: "GET", url: writer + "/vm/" + vmUUID, status: 200, check: func(t *testing.T, b []byte) {
 			var got VM
 			decode(t, b, &got)
-			if !reflect.DeepEqual(got, VM{UUID: vmUUID, Names: names}) {
-				t.Fatalf("got %+v", got)
+			want := []VMZone{{Zone: "example.test", Records: []Record{
+				{Name: vmUUID + ".cmon.example.test", Type: "CNAME", Value: "cmon.example.test.", TTL: 60},
+				{Name: "web.svc.owner.example.test", Type: "TXT", Value: `"` + vmUUID + `"`, TTL: 60},
+				{Name: "web1.inst.owner.example.test", Type: "A", Value: "192.0.2.1", TTL: 60},
+				{Name: "web1.inst.owner.example.test", Type: "TXT", Value: `"` + vmUUID + `"`, TTL: 60}}}}
+			if !reflect.DeepEqual(got.Zones, want) {
+				t.Fatalf("zones %+v, want %+v", got.Zones, want)
+			}
+		}},
+		{name: "vm in a follower: records only", method: "GET", url: follower + "/vm/" + vmUUID, status: 200, check: func(t *testing.T, b []byte) {
+			want := `{"uuid":"` + vmUUID + `","names":["web.svc.owner.example.test","web1.inst.owner.example.test"],"instance":false,` +
+				`"zones":[{"zone":"example.test","records":[` +
+				`{"name":"` + vmUUID + `.cmon.example.test","type":"CNAME","value":"cmon.example.test.","ttl":30},` +
+				`{"name":"web.svc.owner.example.test","type":"TXT","value":"\"` + vmUUID + `\"","ttl":30},` +
+				`{"name":"web1.inst.owner.example.test","type":"A","value":"192.0.2.1","ttl":30},` +
+				`{"name":"web1.inst.owner.example.test","type":"TXT","value":"\"` + vmUUID + `\"","ttl":30}]}]}` + "\n"
+			if string(b) != want {
+				t.Fatalf("got  %s\nwant %s", b, want)
+			}
+		}},
+		{name: "vm without names", method: "GET", url: follower + "/vm/" + otherVM, status: 200, check: func(t *testing.T, b []byte) {
+			var got VM
+			decode(t, b, &got)
+			if len(got.Names) != 0 || len(got.Zones) != 2 || got.Zones[0].Zone != "2.0.192.in-addr.arpa" ||
+				got.Zones[1].Records[0] != (Record{Name: "web1.inst.owner.example.test", Type: "A", Value: "192.0.2.1", TTL: 30}) {
+				t.Fatalf("got %s", b)
 			}
 		}},
 		{name: "unknown vm", method: "GET", url: writer + "/vm/00000009-0000-4000-8000-000000000009", status: 404, check: errorCode("ResourceNotFound")},

@@ -4,9 +4,21 @@
 // The routes are those of Triton CNS (GET /ping, /zones, /vm/:uuid, /peers,
 // /peer/:addr, /allowed-peers, POST /suffixes-for-vm) plus /metrics in the
 // Prometheus text format. Errors are mapped to HTTP status codes in one
-// function. Served so far: /ping, /zones, /peers, GET and DELETE
-// /peer/:addr and /allowed-peers, with the shapes of Triton CNS and
-// cnsd's additions after them.
+// function. Every route answers with the shape of Triton CNS and cnsd's
+// additions after it (docs/operator-guide.md lists them).
+//
+// GET /vm/:uuid answers from the store in every process: uuid, names and
+// last_visit as Triton CNS sends them, and zones, the VM's records per
+// zone with the TTL the DNS server serves them with; the writing process
+// adds why the VM has them (instance, services, reasons, notes, pending,
+// held). cnsadm preview prints the same type for a VM it evaluates
+// without a running cnsd (VM.SetRecords builds both):
+//
+//	{"uuid": "c43ae904-…", "names": ["web0.inst.alice.dc1.cns.example.com", …],
+//	 "last_visit": 1772366400000, "instance": true,
+//	 "services": [{"name": "web", "ports": [80], "listed": true}],
+//	 "zones": [{"zone": "dc1.cns.example.com", "records": [
+//	   {"name": "web0.inst.alice.dc1.cns.example.com", "type": "A", "value": "10.88.1.2", "ttl": 30}, …]}]}
 //
 // api reads from store and xfr (secondaries) and may import schema. It must not import feed,
 // zonegen or hysteresis: it learns about new data only from the store.

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/xfr"
 )
@@ -44,6 +45,7 @@ type Server struct {
 	log   *slog.Logger
 	mux   *http.ServeMux
 	cloud atomic.Pointer[Cloud]
+	ttl   atomic.Pointer[schema.TTLConfig]
 }
 
 // New returns the API over zones and the DNS server. A non-empty token
@@ -55,6 +57,7 @@ func New(zones Zones, dns DNS, token string, log *slog.Logger) *Server {
 	}
 	s := &Server{zones: zones, dns: dns, log: log.With("component", "api"), mux: http.NewServeMux()}
 	s.SetToken(token)
+	s.SetTTL(defaultTTL)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(newCollector(s), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.mux.HandleFunc("GET /ping", s.ping)

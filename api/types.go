@@ -73,6 +73,27 @@ type VM struct {
 	Pending    []PendingRemoval `json:"pending,omitempty"`
 	// Held lists the causes of held deletions this VM's records wait in.
 	Held []string `json:"held,omitempty"`
+
+	// Zones are the VM's records as cnsd serves them, per zone in zone
+	// order (cnsd addition, in every process).
+	Zones []VMZone `json:"zones"`
+}
+
+// VMZone is what one VM contributes to one zone.
+type VMZone struct {
+	Zone    string   `json:"zone"` // without the trailing dot
+	Records []Record `json:"records"`
+}
+
+// Record is one DNS record as a secondary receives it. Name is absolute,
+// without the trailing dot, like the names of GET /vm/:uuid; Value is the
+// zone-file presentation of the data (targets with the trailing dot,
+// TXT quoted); TTL is in seconds.
+type Record struct {
+	Name  string `json:"name"`
+	Type  string `json:"type"`
+	Value string `json:"value"`
+	TTL   uint32 `json:"ttl"`
 }
 
 // ServiceListing is one service of a VM and whether the VM is listed in it.

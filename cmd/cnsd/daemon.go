@@ -77,6 +77,7 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 	dnsSrv := xfr.New(cfg, src, xfr.Options{}, log)
 	conf.dns.srv.Store(dnsSrv)
 	apiSrv := api.New(src, dnsSrv, cfg.API.Token, log)
+	apiSrv.SetTTL(cfg.TTL)
 	conf.api = apiSrv
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return dnsSrv.Run(ctx) })

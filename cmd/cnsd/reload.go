@@ -68,6 +68,7 @@ func reload(data []byte, path string, log *slog.Logger, dnsSrv *xfr.Server, conf
 	dnsSrv.SetConfig(cfg)
 	if conf.api != nil {
 		conf.api.SetToken(cfg.API.Token)
+		conf.api.SetTTL(cfg.TTL)
 	}
 	if zones := conf.zones.Load(); zones != nil {
 		zones.SetConfig(cfg)
