@@ -124,6 +124,18 @@ func (s *Static) AddServer(srv zonegen.Server) { s.servers[srv.UUID] = srv }
 // the pool list, as NAPI.Network does, not from n.Pools.
 func (s *Static) AddNetwork(n zonegen.Network) { s.networks[n.UUID] = n }
 
+// AddPool adds a network pool, or its networks to the pool of the same
+// uuid.
+func (s *Static) AddPool(p Pool) {
+	for i := range s.pools {
+		if s.pools[i].UUID == p.UUID {
+			s.pools[i].Networks = append(s.pools[i].Networks, p.Networks...)
+			return
+		}
+	}
+	s.pools = append(s.pools, Pool{UUID: p.UUID, Name: p.Name, Networks: slices.Clone(p.Networks)})
+}
+
 // AddNIC adds (or replaces) a NIC of NAPI's NIC table.
 func (s *Static) AddNIC(nic zonegen.NIC) {
 	if key, ok := canonicalMAC(nic.MAC); ok {

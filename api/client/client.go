@@ -22,6 +22,8 @@ type (
 	PeerZone       = api.PeerZone
 	AllowedPeer    = api.AllowedPeer
 	VM             = api.VM
+	VMZone         = api.VMZone
+	Record         = api.Record
 	ServiceListing = api.ServiceListing
 	Reason         = api.Reason
 	PendingRemoval = api.PendingRemoval

@@ -116,7 +116,8 @@ func TestAPICommands(t *testing.T) {
 		{"status json", []string{"-j", "status"}, "", []string{`"zones"`, `"held_deletions"`, `"cause": "re-list"`}},
 		{"vm", []string{"vm", testVM}, "", []string{"web1.inst.alice.example.test", "service web (ports [80]): listed yes",
 			"hysteresis_holds: service web", "pending removal from owner/web", "due about 2026-11-23T12:10:00Z"}},
-		{"vm json", []string{"-j", "vm", testVM}, "", []string{`"names": [`, `"last_visit": `}},
+		{"vm json", []string{"-j", "vm", testVM}, "", []string{`"names": [`, `"last_visit": `, `"zones": [`,
+			`"name": "web1.inst.alice.example.test"`, `"type": "A"`, `"value": "192.0.2.1"`, `"ttl": 30`}},
 		{"vm unknown", []string{"vm", "00000009-0000-4000-8000-000000000009"}, "404 ResourceNotFound", nil},
 		{"peers", []string{"peers"}, "", []string{testPeer, "example.test", "10", "11"}},
 		{"peers show unknown", []string{"peers", "show", "192.0.2.99"}, "404", nil},
@@ -156,4 +157,15 @@ func TestAPICommands(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("status without the token: %v, want 401", err)
 	}
+}
+
+// TestVMGolden: cnsadm vm shows the VM's decision and its records per
+// zone with their TTL; the output is testdata/vm.golden.
+func TestVMGolden(t *testing.T) {
+	url, _, _ := startAPI(t)
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"-api", url, "-token", "s3cret", "vm", testVM}, &stdout, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "vm.golden", stdout.String())
 }

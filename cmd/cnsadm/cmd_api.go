@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -110,9 +111,7 @@ func cmdVM(ctx context.Context, e *env, args []string) error {
 	if vm.Unresolved {
 		fmt.Fprintln(w, "unresolved: a lookup has not succeeded; the VM keeps its last records and is retried")
 	}
-	for _, s := range vm.Services {
-		fmt.Fprintf(w, "service %s (ports %v): listed %s\n", s.Name, s.Ports, yesNo(s.Listed))
-	}
+	printServices(w, vm.Services)
 	printList(w, "names", vm.Names)
 	printReasons(w, "reasons", vm.Reasons)
 	printReasons(w, "skipped", vm.Notes)
@@ -123,7 +122,24 @@ func cmdVM(ctx context.Context, e *env, args []string) error {
 	for _, h := range vm.Held {
 		fmt.Fprintf(w, "records held by a mass deletion guard: %s (cnsadm confirm %s)\n", h, h)
 	}
+	printZones(w, vm.Zones)
 	return nil
+}
+
+func printServices(w io.Writer, ss []client.ServiceListing) {
+	for _, s := range ss {
+		fmt.Fprintf(w, "service %s (ports %v): listed %s\n", s.Name, s.Ports, yesNo(s.Listed))
+	}
+}
+
+// printZones prints a VM's records per zone in zone-file form.
+func printZones(w io.Writer, zones []client.VMZone) {
+	for _, z := range zones {
+		fmt.Fprintf(w, "\n; zone %s\n", z.Zone)
+		for _, r := range z.Records {
+			fmt.Fprintf(w, "%s.\t%d\t%s\t%s\n", r.Name, r.TTL, r.Type, r.Value)
+		}
+	}
 }
 
 func printList(w interface{ Write([]byte) (int, error) }, title string, items []string) {

@@ -173,8 +173,8 @@ func TestPreview(t *testing.T) {
 	if err := run(context.Background(), []string{"-config", cfg, "preview", view}, &out, &out); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"instance yes", "service web: listed yes", "; zone dc1.cns.example.com",
-		"web0.inst.alice.dc1.cns.example.com.\tA\t", "web.svc.alice.dc1.cns.example.com.\tSRV\t0 10 80 web0.inst.alice.dc1.cns.example.com."} {
+	for _, want := range []string{"instance yes", "service web (ports [80]): listed yes", "; zone dc1.cns.example.com",
+		"web0.inst.alice.dc1.cns.example.com.\t30\tA\t", "web.svc.alice.dc1.cns.example.com.\t30\tSRV\t0 10 80 web0.inst.alice.dc1.cns.example.com."} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("preview lacks %q:\n%s", want, out.String())
 		}

@@ -25,8 +25,10 @@ DESCRIPTION
     instance names are published, each of its services and whether it is
     listed in it, every reason that applied (account flags, state, compute
     node, tags), names that were skipped and why, a self-removal the
-    damping holds back and when it falls due, and a held mass deletion its
-    records wait in. Only the writing cnsd knows more than the names.
+    damping holds back and when it falls due, a held mass deletion its
+    records wait in, and its records per zone with the TTL they are served
+    with. Every cnsd knows the names and records; only the writing one
+    knows the rest.
 
 OPTIONS
     -j    print the VM as JSON (GET /vm/UUID).
@@ -111,30 +113,44 @@ EXAMPLES
 	"preview": `
 DESCRIPTION
     Prints the records a VM would get under the configuration file, and the
-    reasons for them, computed as cnsd computes them, without a running
-    cnsd. FILE is one of:
+    reasons for them, without a running cnsd. It runs cnsd's own
+    evaluation (the pipeline's: the same lookups of owner, compute node,
+    networks and pools, the same NIC repair, the same decisions) over the
+    cloud read from FILE, so a cnsd following that cloud publishes exactly
+    these records. FILE is one of:
 
       a VM view     {"vm": VMAPI VM, "owner": UFDS account,
                      "server": CNAPI server, "networks": {uuid: NAPI network}}
       a VMAPI VM    {"uuid": ..., "owner_uuid": ..., "nics": [...], ...},
                     as GET /vms/:uuid returns it
-      a cloud       a simulated-cloud fixture (docs/mockcloud.md):
-                    {"vms": [...], "users": [...], "servers": [...],
-                     "networks": [...], "network_pools": [...]};
-                    every VM is previewed
+      a cloud       a simulated-cloud fixture or a dump of a real cloud in
+                    the same shape (docs/mockcloud.md): {"vms": [...],
+                    "users": [...], "servers": [...], "networks": [...],
+                    "network_pools": [...], "nics": [...]}; every VM is
+                    previewed
 
-    For a view or a bare VM, what is left out is assumed and said so in a
-    "; assumed:" line: the owner has CNS enabled, is approved for
-    provisioning and has no login; a network has no name, owners or pools.
-    A cloud fixture is taken as it is, as cnsd would see that cloud.
+    Every object is read as cnsd reads the API that sends it. For a view or
+    a bare VM, what is left out is assumed and said so in a "; assumed:"
+    line: the owner has CNS enabled, is approved for provisioning and has
+    no login; the compute node is set up and running with a heartbeat at
+    the preview's time; a network has no name, owners or pools. A cloud is
+    taken as it is, as cnsd would see it: an owner UFDS does not have lists
+    nothing, a compute node CNAPI does not list leaves the VM unresolved.
+
+    The preview has no history: a self-removal that a running cnsd damps
+    (docs/user-guide.md) shows as already in effect.
 
 OPTIONS
-    -j    print the decisions and the records as JSON.
+    -now TIME   evaluate at TIME (RFC 3339, e.g. 2026-03-01T12:00:00Z)
+                instead of the clock: whether a compute node is down (its
+                heartbeat's age, the boot grace) depends on it.
+    -j          print each VM as GET /vm/UUID answers (a list for a cloud);
+                the "; assumed:" lines go to stderr.
 
 EXAMPLES
     cnsadm -config cnsd.json preview web0.json
     sdc-vmapi /vms/$UUID | json -H > vm.json; cnsadm preview vm.json
-    curl -s http://127.0.0.1:8081/_mock/fixture > cloud.json; cnsadm preview cloud.json
+    curl -s http://127.0.0.1:8081/_mock/fixture > cloud.json; cnsadm preview -now 2026-03-01T12:00:00Z cloud.json
 `,
 	"bind-config": `
 DESCRIPTION

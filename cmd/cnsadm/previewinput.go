@@ -1,115 +1,135 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"time"
 
+	"github.com/cnsd/cnsd/feed"
 	"github.com/cnsd/cnsd/zonegen"
 )
 
-// previewFixture is a simulated-cloud fixture (docs/mockcloud.md): each
-// array in its API's own shape. Fields naming does not use are ignored.
-type previewFixture struct {
-	VMs      []zonegen.VM      `json:"vms"`
-	Users    []zonegen.Account `json:"users"`
-	Servers  []zonegen.Server  `json:"servers"`
-	Networks []zonegen.Network `json:"networks"`
-	Pools    []struct {
-		UUID     string   `json:"uuid"`
-		Networks []string `json:"networks"`
-	} `json:"network_pools"`
+// previewInput is what preview evaluates: the VMs, the cloud their
+// lookups go to, and what was assumed to fill that cloud in.
+type previewInput struct {
+	cloud   *feed.Static
+	fixture bool     // a whole cloud, not one VM
+	notes   []string // assumptions made, and VMs that could not be read
 }
 
-// previewViews reads what preview is given: a VM view ({"vm": …}), a bare
-// VMAPI VM ({"uuid": …}), or a fixture of a whole cloud ({"vms": […], …}),
-// and returns a view per VM. What a view or a bare VM leaves out is
-// assumed, so that the preview shows names rather than "unknown": an
-// owner with CNS enabled and approved for provisioning and no login, and
-// a network with no name, no owners and no pools; each assumption is
-// returned as a note. A fixture is a whole cloud and is taken as it is:
-// an owner or network it lacks is unknown, as it would be to cnsd.
-func previewViews(data []byte) ([]zonegen.View, []string, error) {
+// previewView is a VM view as preview reads it: the VM raw, so that it
+// goes through the same decoder as VMAPI's answers.
+type previewView struct {
+	VM       json.RawMessage            `json:"vm"`
+	Owner    *zonegen.Account           `json:"owner"`
+	Server   *zonegen.Server            `json:"server"`
+	Networks map[string]zonegen.Network `json:"networks"`
+}
+
+// readPreview reads what preview is given: a cloud fixture ({"vms": […],
+// …}), a VM view ({"vm": …}) or a bare VMAPI VM ({"uuid": …}). Every VM
+// is decoded as cnsd decodes VMAPI's answers. A fixture is a whole cloud
+// and is taken as it is: an owner or network it lacks is unknown, as it
+// would be to cnsd. What a view or a bare VM leaves out is assumed (see
+// assumeMissing) and each assumption noted; at is when the preview is
+// evaluated.
+func readPreview(ctx context.Context, data []byte, at time.Time) (*previewInput, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
-		return nil, nil, fmt.Errorf("not a JSON object: %w", err)
+		return nil, fmt.Errorf("not a JSON object: %w", err)
 	}
-	var views []zonegen.View
+	var in previewInput
+	var err error
 	switch {
 	case top["vms"] != nil:
-		var f previewFixture
-		if err := json.Unmarshal(data, &f); err != nil {
-			return nil, nil, fmt.Errorf("a cloud fixture (it has \"vms\"): %w", err)
+		in.fixture = true
+		if in.cloud, err = feed.ReadStatic(data); err != nil {
+			return nil, fmt.Errorf("a cloud fixture (it has \"vms\"): %w", err)
 		}
-		return f.views(), nil, nil
 	case top["vm"] != nil:
-		var v zonegen.View
+		var v previewView
 		if err := json.Unmarshal(data, &v); err != nil {
-			return nil, nil, fmt.Errorf("a VM view (it has \"vm\"): %w", err)
+			return nil, fmt.Errorf("a VM view (it has \"vm\"): %w", err)
 		}
-		views = []zonegen.View{v}
+		if in.cloud, err = oneVM(v.VM, "a VM view (it has \"vm\")"); err != nil {
+			return nil, err
+		}
+		v.addTo(in.cloud)
 	case top["uuid"] != nil:
-		var vm zonegen.VM
-		if err := json.Unmarshal(data, &vm); err != nil {
-			return nil, nil, fmt.Errorf("a VMAPI VM (it has \"uuid\"): %w", err)
+		if in.cloud, err = oneVM(data, "a VMAPI VM (it has \"uuid\")"); err != nil {
+			return nil, err
 		}
-		views = []zonegen.View{{VM: vm}}
 	default:
-		return nil, nil, fmt.Errorf(`neither a VM view {"vm": …}, a VMAPI VM {"uuid": …} nor a cloud fixture {"vms": […]}`)
+		return nil, fmt.Errorf(`neither a VM view {"vm": …}, a VMAPI VM {"uuid": …} nor a cloud fixture {"vms": […]}`)
 	}
-	var notes []string
-	for i := range views {
-		notes = append(notes, assumeMissing(&views[i])...)
+	for _, u := range in.cloud.Unreadable {
+		in.notes = append(in.notes, "unreadable, cnsd keeps what it published for it: "+u)
 	}
-	return views, notes, nil
+	if !in.fixture {
+		in.notes = append(in.notes, assumeMissing(ctx, in.cloud, in.cloud.VMs[0], at)...)
+	}
+	return &in, nil
 }
 
-// views joins each VM with its owner, server and networks.
-func (f *previewFixture) views() []zonegen.View {
-	users := map[string]*zonegen.Account{}
-	for i := range f.Users {
-		users[f.Users[i].UUID] = &f.Users[i]
+// oneVM reads a cloud of the one VM raw, decoded as VMAPI's answers are.
+func oneVM(raw json.RawMessage, what string) (*feed.Static, error) {
+	doc, err := json.Marshal(map[string][]json.RawMessage{"vms": {raw}})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	servers := map[string]*zonegen.Server{}
-	for i := range f.Servers {
-		servers[f.Servers[i].UUID] = &f.Servers[i]
+	cloud, err := feed.ReadStatic(doc)
+	if err == nil && len(cloud.VMs) == 0 {
+		err = fmt.Errorf("%s", cloud.Unreadable[0])
 	}
-	networks := map[string]zonegen.Network{}
-	for _, n := range f.Networks {
-		for _, p := range f.Pools {
-			if slices.Contains(p.Networks, n.UUID) {
-				n.Pools = append(n.Pools, p.UUID)
-			}
-		}
-		networks[n.UUID] = n
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	views := make([]zonegen.View, len(f.VMs))
-	for i, vm := range f.VMs {
-		views[i] = zonegen.View{VM: vm, Owner: users[vm.OwnerUUID], Server: servers[vm.ServerUUID], Networks: networks}
-	}
-	return views
+	return cloud, nil
 }
 
-// assumeMissing fills in the owner and the networks v lacks and says so.
-func assumeMissing(v *zonegen.View) []string {
-	var notes []string
-	if v.Owner == nil {
-		v.Owner = &zonegen.Account{UUID: v.VM.OwnerUUID, TritonCNSEnabled: "true", ApprovedForProvisioning: "true"}
-		notes = append(notes, fmt.Sprintf("VM %s: owner %s not given; assumed CNS enabled and approved, without a login", v.VM.UUID, v.VM.OwnerUUID))
+// addTo puts what the view gives into cloud.
+func (v *previewView) addTo(cloud *feed.Static) {
+	if v.Owner != nil {
+		cloud.AddAccount(*v.Owner)
 	}
-	networks := make(map[string]zonegen.Network, len(v.Networks))
+	if v.Server != nil {
+		cloud.AddServer(*v.Server)
+	}
 	for id, n := range v.Networks {
-		networks[id] = n
+		if n.UUID == "" {
+			n.UUID = id
+		}
+		cloud.AddNetwork(n)
+		for _, pool := range n.Pools {
+			cloud.AddPool(feed.Pool{UUID: pool, Networks: []string{n.UUID}})
+		}
 	}
-	for _, nic := range v.VM.NICs {
+}
+
+// assumeMissing fills in what cloud lacks for vm and says so, so that the
+// preview shows names rather than "unknown": an owner with CNS enabled
+// and approved for provisioning and no login; a compute node set up and
+// running, its last heartbeat at the preview's time; a network with no
+// name, no owners and no pools.
+func assumeMissing(ctx context.Context, cloud *feed.Static, vm zonegen.VM, at time.Time) []string {
+	var notes []string
+	if _, err := cloud.User(ctx, vm.OwnerUUID); err != nil {
+		cloud.AddAccount(zonegen.Account{UUID: vm.OwnerUUID, TritonCNSEnabled: "true", ApprovedForProvisioning: "true"})
+		notes = append(notes, fmt.Sprintf("assumed: VM %s: owner %s not given: CNS enabled and approved, without a login", vm.UUID, vm.OwnerUUID))
+	}
+	if _, ok := cloud.Server(vm.ServerUUID); vm.ServerUUID != "" && !ok {
+		cloud.AddServer(zonegen.Server{UUID: vm.ServerUUID, Status: "running", Setup: true, LastHeartbeat: at})
+		notes = append(notes, fmt.Sprintf("assumed: VM %s: compute node %s not given: set up and running, with a heartbeat now", vm.UUID, vm.ServerUUID))
+	}
+	for _, nic := range vm.NICs {
 		if nic.NetworkUUID == "" {
 			continue
 		}
-		if _, ok := networks[nic.NetworkUUID]; !ok {
-			networks[nic.NetworkUUID] = zonegen.Network{UUID: nic.NetworkUUID}
-			notes = append(notes, fmt.Sprintf("VM %s: network %s not given; assumed without name, owners or pools", v.VM.UUID, nic.NetworkUUID))
+		if _, err := cloud.Network(ctx, nic.NetworkUUID); err != nil {
+			cloud.AddNetwork(zonegen.Network{UUID: nic.NetworkUUID})
+			notes = append(notes, fmt.Sprintf("assumed: VM %s: network %s not given: without name, owners or pools", vm.UUID, nic.NetworkUUID))
 		}
 	}
-	v.Networks = networks
 	return notes
 }

@@ -37,13 +37,13 @@ type command struct {
 // commands lists cnsadm's commands in the order usage shows them.
 var commands = []command{
 	{"status", "", "zones, serials, and each secondary's confirmed serial and lag", cmdStatus},
-	{"vm", "UUID", "the names of a VM and the reasons for what is and is not published", cmdVM},
+	{"vm", "UUID", "the names and records of a VM and the reasons for what is and is not published", cmdVM},
 	{"zones", "[list|show|add|remove|rename|edit] ...", "list, show, add, remove, rename or edit the zone → network mapping", cmdZones},
 	{"config", "[show|edit] ...", "show or edit the configuration's settings", cmdConfig},
 	{"peers", "[list|show|forget] ...", "the secondaries and the serial each one serves", cmdPeers},
 	{"confirm", "CAUSE", "release a held mass deletion (re-list or compute-nodes)", cmdConfirm},
 	{"upgrade", "", "rewrite an RFD 1 style configuration in the current spelling", cmdUpgrade},
-	{"preview", "FILE", "print the records a VM (or every VM of a cloud fixture) would get, without a running cnsd", cmdPreview},
+	{"preview", "[-now TIME] FILE", "print the records a VM (or every VM of a cloud fixture) would get, without a running cnsd", cmdPreview},
 	{"bind-config", "", "BIND zone statements for every zone, or the catalog-zone set-up", cmdBindConfig},
 	{"help", "[COMMAND]", "explain a command", nil},
 }
