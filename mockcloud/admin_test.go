@@ -25,7 +25,14 @@ func TestAdminAPI(t *testing.T) {
 			}},
 		{name: "create vm twice", method: "POST", path: "/_mock/vms", status: 409,
 			body: `{"uuid":"11111111-2222-4333-8444-555555555555","owner_uuid":"` + user.UUID + `"}`},
-		{name: "create vm with unknown field", method: "POST", path: "/_mock/vms", status: 409, body: `{"uuid":"x","size":1}`},
+		{name: "create vm without owner", method: "POST", path: "/_mock/vms", status: 409, body: `{"uuid":"x"}`},
+		{name: "create vm with keys the mock does not model", method: "POST", path: "/_mock/vms", status: 201,
+			body: `{"uuid":"11111111-2222-4333-8444-666666666666","owner_uuid":"` + user.UUID + `","zpool":"zones","cpu_cap":350}`,
+			check: func(t *testing.T) {
+				if v, _ := c.VM("11111111-2222-4333-8444-666666666666"); string(v.Extra["zpool"]) != `"zones"` || string(v.Extra["cpu_cap"]) != "350" {
+					t.Errorf("created VM keeps %v, want zpool and cpu_cap", v.Extra)
+				}
+			}},
 		{name: "tags", method: "PUT", path: "/_mock/vms/" + vm.UUID + "/tags", status: 200,
 			body: `{"triton.cns.services":"web:80","triton.cns.disable":false}`,
 			check: func(t *testing.T) {

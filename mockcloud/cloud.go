@@ -37,6 +37,7 @@ type Cloud struct {
 	servers  []*Server
 	networks []*Network
 	pools    []*Pool
+	nics     []*NAPINIC // NAPI's own NIC table (Fixture.NICs)
 	userLog  []UserChange
 }
 
@@ -76,7 +77,27 @@ func New(f *Fixture, o *Options) *Cloud {
 		p.OwnerUUIDs = slices.Clone(p.OwnerUUIDs)
 		c.pools = append(c.pools, &p)
 	}
+	for _, n := range f.NICs {
+		n.IPs = slices.Clone(n.IPs)
+		c.nics = append(c.nics, &n)
+	}
+	c.logExtraKeys(f)
 	return c
+}
+
+// logExtraKeys says, in one line, how many keys the fixture's objects
+// carry that the cloud does not model: they are kept and sent as they
+// came, so a dump of a real cloud is served as it is.
+func (c *Cloud) logExtraKeys(f *Fixture) {
+	n := f.ExtraKeys()
+	if len(n) == 0 {
+		return
+	}
+	args := []any{}
+	for _, kind := range slices.Sorted(maps.Keys(n)) {
+		args = append(args, kind, n[kind])
+	}
+	c.log.Info("fixture keys kept and sent as they came (extra keys per kind)", args...)
 }
 
 // Fixture returns the cloud's current state as a fixture, VMs sorted by
@@ -98,6 +119,9 @@ func (c *Cloud) Fixture() *Fixture {
 	}
 	for _, p := range c.pools {
 		f.NetworkPools = append(f.NetworkPools, *p)
+	}
+	for _, n := range c.nics {
+		f.NICs = append(f.NICs, *n)
 	}
 	return f
 }
@@ -142,7 +166,7 @@ func normalizeVM(v *VM) {
 		v.Tags = map[string]any{}
 	}
 	if v.CustomerMetadata == nil {
-		v.CustomerMetadata = map[string]string{}
+		v.CustomerMetadata = map[string]any{}
 	}
 	if v.InternalMetadata == nil {
 		v.InternalMetadata = map[string]any{}
@@ -158,8 +182,9 @@ func normalizeVM(v *VM) {
 	}
 }
 
-// cloneVM copies v deeply enough that the copy shares nothing mutable: tag
-// and metadata values are JSON scalars.
+// cloneVM copies v deeply enough that the copy shares nothing the cloud
+// changes in place: tag and metadata values (objects included) and Extra
+// are only ever replaced whole, never changed inside.
 func cloneVM(v VM) VM {
 	v.Tags = maps.Clone(v.Tags)
 	v.CustomerMetadata = maps.Clone(v.CustomerMetadata)

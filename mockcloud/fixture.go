@@ -10,13 +10,19 @@ import (
 )
 
 // Fixture is a whole simulated cloud in the APIs' own JSON shapes; the file
-// format is documented in docs/mockcloud.md.
+// format is documented in docs/mockcloud.md. Its own keys are strict (a
+// misspelt one is an error); the objects in it may carry any keys the
+// real services send, which are kept (Extra).
 type Fixture struct {
 	Users        []User    `json:"users"`
 	Servers      []Server  `json:"servers"`
 	Networks     []Network `json:"networks"`
 	NetworkPools []Pool    `json:"network_pools"`
 	VMs          []VM      `json:"vms"`
+	// NICs is NAPI's own NIC table, GET /nics/:mac's first source: NICs
+	// that no VM lists, and NAPI's record of a VM NIC that VMAPI shows
+	// without network_uuid. NICs of VMs it lacks are derived from them.
+	NICs []NAPINIC `json:"nics,omitempty"`
 }
 
 // ErrFixture is wrapped by every error about a fixture's content.
@@ -35,8 +41,10 @@ func LoadFixture(path string) (*Fixture, error) {
 	return f, nil
 }
 
-// DecodeFixture decodes a fixture strictly (an unknown key is an error, so
-// a misspelt field does not silently vanish) and checks it.
+// DecodeFixture decodes a fixture and checks it. Its top-level keys are
+// strict (an unknown one is an error, so a misspelt array does not
+// silently vanish); keys of the objects in it that mockcloud does not
+// model are kept and sent as they came.
 func DecodeFixture(r io.Reader) (*Fixture, error) {
 	dec := json.NewDecoder(r)
 	dec.DisallowUnknownFields()
@@ -59,6 +67,9 @@ func DecodeFixture(r io.Reader) (*Fixture, error) {
 func (f *Fixture) check() error {
 	seen := map[string]string{}
 	claim := func(kind, id string) error {
+		if id == "" && kind == "nic" {
+			return fmt.Errorf("%w: a nic has no mac", ErrFixture)
+		}
 		if id == "" {
 			return fmt.Errorf("%w: a %s has no uuid", ErrFixture, kind)
 		}
@@ -93,5 +104,38 @@ func (f *Fixture) check() error {
 			return err
 		}
 	}
+	for _, n := range f.NICs {
+		if err := claim("nic", normalMAC(n.MAC)); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// ExtraKeys counts, per kind of object, the keys the fixture's objects
+// carry that mockcloud does not model (kept and sent as they came).
+func (f *Fixture) ExtraKeys() map[string]int {
+	n := map[string]int{}
+	for _, v := range f.VMs {
+		v.Extra.count(n, "vm")
+		for _, nic := range v.NICs {
+			nic.Extra.count(n, "vm_nic")
+		}
+	}
+	for _, u := range f.Users {
+		u.Extra.count(n, "user")
+	}
+	for _, s := range f.Servers {
+		s.Extra.count(n, "server")
+	}
+	for _, x := range f.Networks {
+		x.Extra.count(n, "network")
+	}
+	for _, p := range f.NetworkPools {
+		p.Extra.count(n, "network_pool")
+	}
+	for _, nic := range f.NICs {
+		nic.Extra.count(n, "nic")
+	}
+	return n
 }

@@ -44,10 +44,13 @@ func TestDecodeFixtureErrors(t *testing.T) {
 		name, json, want string
 		fixture          bool // the error wraps ErrFixture
 	}{
-		{name: "unknown key", json: `{"vms":[{"uuid":"a","owner_uuid":"b","colour":"red"}]}`,
-			want: `json: unknown field "colour"`},
 		{name: "misspelt top-level key", json: `{"vm":[]}`, want: `json: unknown field "vm"`},
 		{name: "wrong type", json: `{"vms":[{"uuid":1}]}`, want: "cannot unmarshal number"},
+		{name: "wrong type of a nic field", json: `{"vms":[{"uuid":"v","nics":[{"mac":"m","vlan_id":"0"}]}]}`,
+			want: "vm v: nic m: json: cannot unmarshal string"},
+		{name: "nic without mac", json: `{"nics":[{"ip":"10.0.0.1"}]}`, want: "a nic has no mac", fixture: true},
+		{name: "duplicate nic", json: `{"nics":[{"mac":"90:b8:d0:00:00:01"},{"mac":"90B8D0000001"}]}`,
+			want: "nic 90b8d0000001 appears twice", fixture: true},
 		{name: "vm without uuid", json: `{"vms":[{"alias":"x"}]}`, want: "a vm has no uuid", fixture: true},
 		{name: "duplicate server", json: `{"servers":[{"uuid":"s"},{"uuid":"s"}]}`,
 			want: "server s appears twice", fixture: true},
@@ -80,6 +83,7 @@ func FuzzDecodeFixture(f *testing.F) {
 	f.Add(b)
 	f.Add([]byte(`{"vms":[{"uuid":"a","nics":[{"ips":["x"]}]}]}`))
 	f.Add([]byte(`{"users":[{"uuid":"u","login":"l"}],"servers":[{"uuid":"s","sysinfo":{"a":[1]}}]}`))
+	f.Add([]byte(`{"vms":[{"uuid":"a","zpool":"zones","nics":[{"mac":"m","x":[null]}]}],"nics":[{"mac":"n","y":{}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fx, err := DecodeFixture(bytes.NewReader(data))
 		if err != nil {

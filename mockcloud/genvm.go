@@ -25,7 +25,7 @@ func (g *gen) vm(i int) {
 	created := g.now.Add(-time.Duration(g.rng.IntN(90*24)) * time.Hour)
 	v := VM{UUID: g.uuid(), Autoboot: true, Brand: "joyent", BillingID: g.uuid(),
 		CreateTimestamp: timestamp(created), LastModified: timestamp(created),
-		CustomerMetadata: map[string]string{}, ImageUUID: g.uuid(), InternalMetadata: map[string]any{},
+		CustomerMetadata: map[string]any{}, ImageUUID: g.uuid(), InternalMetadata: map[string]any{},
 		MaxPhysicalMemory: 1024, OwnerUUID: owner.UUID, Quota: 25, RAM: 1024,
 		ServerUUID: servers[g.rng.IntN(len(servers))].UUID, State: "running",
 		Tags: map[string]any{}, ZoneState: "running"}

@@ -1,32 +1,36 @@
 package mockcloud
 
-// The types below are the JSON shapes of the cloud's APIs, trimmed to the
-// fields a naming service could plausibly read plus a few that make the
-// objects look like the real ones to a human reading a dump. Field order
-// follows the APIs' documentation where it has one.
+// The types below are the JSON shapes of the cloud's APIs. Their fields
+// are the keys the simulated cloud itself reads or writes (filters, NAPI
+// NIC derivation, mutations, generated clouds); every other key an object
+// came with — a dump of a real cloud has many — is kept in its Extra and
+// sent back as it came (extra.go). Field order follows the APIs'
+// documentation where it has one.
 
 // VM is a VMAPI VM object.
 type VM struct {
-	UUID              string            `json:"uuid"`
-	Alias             string            `json:"alias,omitempty"`
-	Autoboot          bool              `json:"autoboot"`
-	Brand             string            `json:"brand"`
-	BillingID         string            `json:"billing_id,omitempty"`
-	CreateTimestamp   string            `json:"create_timestamp"`
-	CustomerMetadata  map[string]string `json:"customer_metadata"`
-	Destroyed         string            `json:"destroyed,omitempty"`
-	ImageUUID         string            `json:"image_uuid,omitempty"`
-	InternalMetadata  map[string]any    `json:"internal_metadata"`
-	LastModified      string            `json:"last_modified"`
-	MaxPhysicalMemory int               `json:"max_physical_memory,omitempty"`
-	NICs              []NIC             `json:"nics"`
-	OwnerUUID         string            `json:"owner_uuid"`
-	Quota             int               `json:"quota,omitempty"`
-	RAM               int               `json:"ram,omitempty"`
-	ServerUUID        string            `json:"server_uuid"`
-	State             string            `json:"state"`
-	Tags              map[string]any    `json:"tags"`
-	ZoneState         string            `json:"zone_state,omitempty"`
+	UUID              string         `json:"uuid"`
+	Alias             string         `json:"alias,omitempty"`
+	Autoboot          bool           `json:"autoboot"`
+	Brand             string         `json:"brand"`
+	BillingID         string         `json:"billing_id,omitempty"`
+	CreateTimestamp   string         `json:"create_timestamp"`
+	CustomerMetadata  map[string]any `json:"customer_metadata"`
+	Destroyed         string         `json:"destroyed,omitempty"`
+	ImageUUID         string         `json:"image_uuid,omitempty"`
+	InternalMetadata  map[string]any `json:"internal_metadata"`
+	LastModified      string         `json:"last_modified"`
+	MaxPhysicalMemory int            `json:"max_physical_memory,omitempty"`
+	NICs              []NIC          `json:"nics"`
+	OwnerUUID         string         `json:"owner_uuid"`
+	Quota             int            `json:"quota,omitempty"`
+	RAM               int            `json:"ram,omitempty"`
+	ServerUUID        string         `json:"server_uuid"`
+	State             string         `json:"state"`
+	Tags              map[string]any `json:"tags"`
+	ZoneState         string         `json:"zone_state,omitempty"`
+	// Extra: every other key, as it came (cpu_cap, datasets, disks, …).
+	Extra Extra `json:"-"`
 }
 
 // NIC is one network interface as VMAPI lists it inside a VM. IPs carries
@@ -45,6 +49,8 @@ type NIC struct {
 	Model       string   `json:"model,omitempty"`
 	NetworkUUID string   `json:"network_uuid,omitempty"`
 	Primary     bool     `json:"primary,omitempty"`
+	// Extra: every other key, as it came (allow_ip_spoofing, state, …).
+	Extra Extra `json:"-"`
 }
 
 // User is a UFDS sdcPerson. UFDS keeps its flags as strings ("true",
@@ -55,6 +61,9 @@ type User struct {
 	Email                   string `json:"email,omitempty"`
 	TritonCNSEnabled        string `json:"triton_cns_enabled,omitempty"`
 	ApprovedForProvisioning string `json:"approved_for_provisioning,omitempty"`
+	// Extra: every other attribute, as it came (cn, sn, created_at, …):
+	// a string, or a list of strings for a multi-valued one.
+	Extra Extra `json:"-"`
 }
 
 // Server is a CNAPI compute node. Sysinfo is sent only when the request
@@ -74,6 +83,8 @@ type Server struct {
 	LastBoot        string         `json:"last_boot,omitempty"`
 	LastHeartbeat   string         `json:"last_heartbeat,omitempty"`
 	Sysinfo         map[string]any `json:"sysinfo,omitempty"`
+	// Extra: every other key, as it came (traits, vms, memory_*, …).
+	Extra Extra `json:"-"`
 }
 
 // Network is a NAPI network. OwnerUUIDs is set for fabric and other
@@ -94,6 +105,8 @@ type Network struct {
 	MTU              int      `json:"mtu,omitempty"`
 	OwnerUUIDs       []string `json:"owner_uuids,omitempty"`
 	Description      string   `json:"description,omitempty"`
+	// Extra: every other key, as it came (vnet_id, routes, …).
+	Extra Extra `json:"-"`
 }
 
 // Pool is a NAPI network pool.
@@ -104,10 +117,14 @@ type Pool struct {
 	NICTag     string   `json:"nic_tag,omitempty"`
 	Networks   []string `json:"networks"`
 	OwnerUUIDs []string `json:"owner_uuids,omitempty"`
+	// Extra: every other key, as it came (nic_tags_present, …).
+	Extra Extra `json:"-"`
 }
 
 // NAPINIC is a NIC as NAPI returns it from GET /nics/:mac: the VMAPI NIC
-// plus what NAPI knows about its owner and placement.
+// plus what NAPI knows about its owner and placement. A fixture's "nics"
+// table holds them; NICs of VMs that the table lacks are derived from the
+// VMs.
 type NAPINIC struct {
 	MAC           string   `json:"mac"`
 	IP            string   `json:"ip,omitempty"`
@@ -125,4 +142,6 @@ type NAPINIC struct {
 	MTU           int      `json:"mtu,omitempty"`
 	Model         string   `json:"model,omitempty"`
 	CNUUID        string   `json:"cn_uuid,omitempty"`
+	// Extra: every other key, as it came (created_timestamp, …).
+	Extra Extra `json:"-"`
 }

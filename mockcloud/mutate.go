@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -40,14 +41,19 @@ func (c *Cloud) updateVM(uuid string, change func(*VM) error) (VM, error) {
 }
 
 func (c *Cloud) publishLocked(old, next VM, now time.Time) {
-	kind := ChangeKind{Resource: VMResource.Resource, SubResources: changedFields(old, next)}
-	c.feed.publish(kind, next.UUID, cloneVM(next), now)
+	ob, _ := old.MarshalJSON() // decoded JSON values and strings: cannot fail
+	nb, _ := next.MarshalJSON()
+	kind := ChangeKind{Resource: VMResource.Resource, SubResources: changedFields(ob, nb)}
+	c.feed.publish(kind, next.UUID, json.RawMessage(nb), now)
 }
 
 // changedFields lists, sorted, the top-level JSON fields that differ
-// between a and b, as VMAPI's diff of the old and new VM does.
-func changedFields(a, b VM) []string {
-	ma, mb := fieldsOf(a), fieldsOf(b)
+// between the VMs encoded as a and b, as VMAPI's diff of the old and new
+// VM does.
+func changedFields(a, b []byte) []string {
+	var ma, mb map[string]json.RawMessage
+	json.Unmarshal(a, &ma)
+	json.Unmarshal(b, &mb)
 	var out []string
 	for k, vb := range mb {
 		if va, ok := ma[k]; !ok || !bytes.Equal(va, vb) {
@@ -63,19 +69,16 @@ func changedFields(a, b VM) []string {
 	return out
 }
 
-func fieldsOf(v VM) map[string]json.RawMessage {
-	b, _ := json.Marshal(v) // strings, numbers, bools and maps of them: cannot fail
-	var m map[string]json.RawMessage
-	json.Unmarshal(b, &m)
-	return m
-}
-
 // CreateVM adds a VM (state "running" unless given) and publishes it.
 func (c *Cloud) CreateVM(v VM) (VM, error) {
 	if v.UUID == "" || v.OwnerUUID == "" {
 		return VM{}, fmt.Errorf("create vm: %w: uuid and owner_uuid are required", ErrInvalid)
 	}
 	v = cloneVM(v)
+	v.Extra = maps.Clone(v.Extra) // the caller's map; kept unchanged from here on
+	if err := v.Extra.check(); err != nil {
+		return VM{}, fmt.Errorf("create vm %s: %w: %w", v.UUID, ErrInvalid, err)
+	}
 	normalizeVM(&v)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -137,8 +140,10 @@ func (c *Cloud) SetTags(uuid string, tags map[string]any) (VM, error) {
 	})
 }
 
-// SetCustomerMetadata replaces a VM's customer_metadata.
-func (c *Cloud) SetCustomerMetadata(uuid string, md map[string]string) (VM, error) {
+// SetCustomerMetadata replaces a VM's customer_metadata. Values may be of
+// any JSON type: VMAPI accepts strings, numbers and booleans, and older
+// clouds hold the rest.
+func (c *Cloud) SetCustomerMetadata(uuid string, md map[string]any) (VM, error) {
 	return c.updateVM(uuid, func(v *VM) error {
 		v.CustomerMetadata = cloneMap(md)
 		return nil

@@ -77,12 +77,20 @@ func normalMAC(mac string) string {
 	return strings.ToLower(strings.ReplaceAll(strings.ReplaceAll(mac, ":", ""), "-", ""))
 }
 
-// getNIC serves NAPI GET /nics/:mac from the NICs of the VMs that are not
-// destroyed: NAPI frees a destroyed VM's NICs.
+// getNIC serves NAPI GET /nics/:mac: from NAPI's own NIC table first (a
+// fixture's "nics", where NAPI may know a NIC no VM lists, or know the
+// network_uuid a VM's NIC lacks), then from the NICs of the VMs that are
+// not destroyed (NAPI frees a destroyed VM's NICs).
 func (c *Cloud) getNIC(w http.ResponseWriter, r *http.Request) {
 	mac := normalMAC(r.PathValue("mac"))
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for _, n := range c.nics {
+		if normalMAC(n.MAC) == mac {
+			writeJSON(w, http.StatusOK, n)
+			return
+		}
+	}
 	for _, v := range c.vms {
 		if v.State == "destroyed" {
 			continue
@@ -97,6 +105,9 @@ func (c *Cloud) getNIC(w http.ResponseWriter, r *http.Request) {
 	writeError(w, http.StatusNotFound, "ResourceNotFound", "nic not found")
 }
 
+// napiNIC derives NAPI's record of a VM's NIC; the keys of the VM NIC that
+// the mock does not model (allow_ip_spoofing, …) are NAPI's too, except
+// those NAPINIC models itself (state, belongs_to_uuid, …).
 func napiNIC(v *VM, n NIC) NAPINIC {
 	state := "running"
 	if v.State != "running" {
@@ -105,5 +116,5 @@ func napiNIC(v *VM, n NIC) NAPINIC {
 	return NAPINIC{MAC: n.MAC, IP: n.IP, IPs: n.IPs, Primary: n.Primary, State: state,
 		BelongsToType: "zone", BelongsToUUID: v.UUID, OwnerUUID: v.OwnerUUID,
 		NetworkUUID: n.NetworkUUID, NICTag: n.NICTag, VLANID: n.VLANID, Netmask: n.Netmask,
-		Gateway: n.Gateway, MTU: n.MTU, Model: n.Model, CNUUID: v.ServerUUID}
+		Gateway: n.Gateway, MTU: n.MTU, Model: n.Model, CNUUID: v.ServerUUID, Extra: n.Extra.without(napiNICFields{})}
 }

@@ -149,7 +149,7 @@ func (c *Cloud) listVMs(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, picked)
 		return
 	}
-	writeJSON(w, http.StatusOK, page)
+	writeVMs(w, http.StatusOK, page)
 }
 
 // pageLocked returns copies of the VMs of one listing page and how many

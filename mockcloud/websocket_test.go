@@ -203,7 +203,7 @@ func TestItemOncePerSubscribedSubResource(t *testing.T) {
 		{name: "tags", change: func() error { _, err := c.SetTags(vm.UUID, map[string]any{"triton.cns.services": "x:1"}); return err },
 			wantSubs: []string{"last_modified", "tags"}},
 		{name: "customer_metadata", change: func() error {
-			_, err := c.SetCustomerMetadata(vm.UUID, map[string]string{"triton.cns.status": "down"})
+			_, err := c.SetCustomerMetadata(vm.UUID, map[string]any{"triton.cns.status": "down"})
 			return err
 		}, wantSubs: []string{"customer_metadata", "last_modified"}},
 		{name: "state", change: func() error { _, err := c.SetState(vm.UUID, "stopped"); return err },

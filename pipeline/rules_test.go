@@ -40,7 +40,7 @@ func rulesFixture() *mockcloud.Fixture {
 	}
 	vm := func(uuid, alias, owner, server, ip string, tags map[string]any) mockcloud.VM {
 		return mockcloud.VM{UUID: uuid, Alias: alias, OwnerUUID: owner, ServerUUID: server, State: "running",
-			Brand: "joyent", CustomerMetadata: map[string]string{"triton.cns.status": "up"}, Tags: tags,
+			Brand: "joyent", CustomerMetadata: map[string]any{"triton.cns.status": "up"}, Tags: tags,
 			NICs: []mockcloud.NIC{
 				{Interface: "net0", MAC: "90:b8:d0:00:00:" + ip[len(ip)-2:], NICTag: "external", IP: "192.0.2." + ip, NetworkUUID: netExt},
 				{Interface: "net1", MAC: "90:b8:d0:00:01:" + ip[len(ip)-2:], NICTag: "sdc_overlay", VLANID: 2, IP: "10.0.0." + ip, NetworkUUID: netFab},

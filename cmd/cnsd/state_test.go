@@ -59,7 +59,7 @@ func TestOperatorStateOverCloud(t *testing.T) {
 
 	// The last member of a service reports itself down: its removal waits
 	// for last_member_delay_seconds, and is visible until then.
-	if _, err := c.cloud.SetCustomerMetadata(cloudVM, map[string]string{"triton.cns.status": "down"}); err != nil {
+	if _, err := c.cloud.SetCustomerMetadata(cloudVM, map[string]any{"triton.cns.status": "down"}); err != nil {
 		t.Fatal(err)
 	}
 	var pending []api.PendingRemoval

@@ -30,7 +30,7 @@ func line(attr, val string) string {
 }
 
 // userAttrs are an account's attributes as slapd stores them, in UFDS's
-// names; empty ones are absent.
+// names, its extra ones last (extra.go); empty ones are absent.
 func userAttrs(u mockcloud.User) [][2]string {
 	var out [][2]string
 	for _, a := range [][2]string{
@@ -42,12 +42,15 @@ func userAttrs(u mockcloud.User) [][2]string {
 			out = append(out, a)
 		}
 	}
-	return out
+	return append(out, extraAttrs(u)...)
 }
 
 // userEntry is the LDIF of an account for slapadd or an add.
 func userEntry(u mockcloud.User) string {
 	s := "dn: " + userDN(u.UUID) + "\nobjectclass: sdcPerson\n"
+	if len(u.Extra) > 0 {
+		s += "objectclass: extensibleObject\n"
+	}
 	for _, a := range userAttrs(u) {
 		s += line(LDAPName(a[0]), a[1])
 	}
@@ -81,7 +84,7 @@ func changesJSON(ch mockcloud.UserChange) string {
 	if ch.Type == "add" {
 		obj := map[string][]string{"objectclass": {"sdcperson"}}
 		for _, a := range userAttrs(ch.User) {
-			obj[a[0]] = []string{a[1]}
+			obj[a[0]] = append(obj[a[0]], a[1])
 		}
 		v = obj
 	} else {

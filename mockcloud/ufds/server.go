@@ -85,7 +85,7 @@ func Start(c *mockcloud.Cloud, o Options) (*Server, error) {
 
 // write lays out the directory and loads the databases offline.
 func (s *Server) write(c *mockcloud.Cloud) error {
-	files := map[string]string{"ufds.schema": schemaText, "slapd.conf": slapdConf(s.dir, Password)}
+	files := map[string]string{"ufds.schema": schemaText + extraSchema(c.Users()), "slapd.conf": slapdConf(s.dir, Password)}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(s.dir, name), []byte(text), 0o600); err != nil {
 			return err
