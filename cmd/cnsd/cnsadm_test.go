@@ -60,9 +60,9 @@ func TestCnsadmOverCloud(t *testing.T) {
 		{[]string{"upgrade", "-n"}, false, []string{`"forward_zones"`}},
 		{[]string{"upgrade"}, false, nil},
 		// The network now has a zone of its own, which wins over the catch-all.
-		{[]string{"preview", view}, false, []string{cloudVM + ".inst." + cloudOwner + ".ext.example.test.\tA\t192.0.2.11"}},
+		{[]string{"preview", view}, false, []string{cloudVM + ".inst." + cloudOwner + ".ext.example.test.\t30\tA\t192.0.2.11"}},
 		{[]string{"preview", cloudFile}, false, []string{"VM " + cloudVM + ": instance yes",
-			cloudVM + ".inst." + cloudOwner + ".ext.example.test.\tA\t192.0.2.11"}},
+			cloudVM + ".inst." + cloudOwner + ".ext.example.test.\t30\tA\t192.0.2.11"}},
 		{[]string{"bind-config"}, false, []string{`zone "cloud.example.test"`, "primaries { 127.0.0.1 port"}},
 		{[]string{"bind-config", "-catalog"}, false, []string{"catalog-zones"}},
 		{[]string{"help", "vm"}, false, []string{"NAME", "EXAMPLES"}},
