@@ -152,10 +152,12 @@ func (s *Static) User(_ context.Context, uuid string) (zonegen.Account, error) {
 	return a, nil
 }
 
-// Server returns the compute node uuid; false means the cloud has none.
+// Server returns the compute node uuid; false means CNAPI.Server would
+// not know it: the cloud has none, or it is not set up (CNAPI lists only
+// set-up servers to cnsd, serversPath).
 func (s *Static) Server(uuid string) (zonegen.Server, bool) {
 	srv, ok := s.servers[uuid]
-	return srv, ok
+	return srv, ok && srv.Setup
 }
 
 // Network returns the network uuid with the pools that contain it, or an

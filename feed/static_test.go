@@ -24,7 +24,8 @@ const staticDump = `{
    "nics": [{"mac": "90:b8:d0:00:00:03", "network_uuid": "e0000000-0000-4000-8000-00000000000e"}]}
  ],
  "users": [{"uuid": "a11ce000-0000-4000-8000-000000000001", "login": "alice", "triton_cns_enabled": true, "email": "a@b"}],
- "servers": [{"uuid": "c0000000-0000-4000-8000-00000000000c", "setup": "true", "status": "running", "sysinfo": {}}],
+ "servers": [{"uuid": "c0000000-0000-4000-8000-00000000000c", "setup": "true", "status": "running", "sysinfo": {}},
+   {"uuid": "c0000000-0000-4000-8000-00000000000d", "setup": false, "status": "running"}],
  "networks": [{"uuid": "e0000000-0000-4000-8000-00000000000e", "name": "external", "subnet": "192.0.2.0/24"}],
  "network_pools": [{"uuid": "f0000000-0000-4000-8000-00000000000f", "name": "public",
    "networks": ["e0000000-0000-4000-8000-00000000000e"]}],
@@ -50,6 +51,9 @@ func TestStaticReadsDumpAsFeedDoes(t *testing.T) {
 	}
 	if srv, ok := s.Server("c0000000-0000-4000-8000-00000000000c"); !ok || !srv.Setup {
 		t.Errorf("Server = %+v, %v: want setup (from the string \"true\")", srv, ok)
+	}
+	if _, ok := s.Server("c0000000-0000-4000-8000-00000000000d"); ok {
+		t.Error("a server not set up is known; CNAPI does not list it to cnsd")
 	}
 	if n, err := s.Network(ctx, "e0000000-0000-4000-8000-00000000000e"); err != nil || !slices.Equal(n.Pools, []string{"f0000000-0000-4000-8000-00000000000f"}) {
 		t.Errorf("Network = %+v, %v: want it in the public pool", n, err)

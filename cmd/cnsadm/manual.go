@@ -135,7 +135,8 @@ DESCRIPTION
     no login; the compute node is set up and running with a heartbeat at
     the preview's time; a network has no name, owners or pools. A cloud is
     taken as it is, as cnsd would see it: an owner UFDS does not have lists
-    nothing, a compute node CNAPI does not list leaves the VM unresolved.
+    nothing; a compute node CNAPI does not list to cnsd (one not set up
+    among them) leaves the VM unresolved.
 
     The preview has no history: a self-removal that a running cnsd damps
     (docs/user-guide.md) shows as already in effect.

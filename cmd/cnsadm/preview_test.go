@@ -20,6 +20,7 @@ const (
 	pvOwner = "a11ce000-0000-4000-8000-000000000001"
 	pvNet   = "e0000000-0000-4000-8000-00000000000e"
 	pvCN    = "c0000000-0000-4000-8000-00000000000c"
+	pvPool  = "f0000000-0000-4000-8000-00000000000f"
 	// pvInst is the instance name's A record the test VM gets when listed.
 	pvInst = pvVM + ".inst." + pvOwner + ".cloud.example.test.\t30\tA\t192.0.2.11"
 )
@@ -38,7 +39,7 @@ func runPreview(t *testing.T, input string, flags ...string) (string, string, er
 	dir := t.TempDir()
 	cfg, in := filepath.Join(dir, "cnsd.json"), filepath.Join(dir, "input.json")
 	if err := os.WriteFile(cfg, []byte(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
-  "forward_zones": {"cloud.example.test": {"networks": ["*"]}}}`), 0o644); err != nil {
+  "forward_zones": {"cloud.example.test": {"networks": ["*"]}, "pool.example.test": {"networks": ["` + pvPool + `"]}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
@@ -74,7 +75,13 @@ func TestPreviewInputs(t *testing.T) {
   "triton_cns_enabled": "false"}, "networks": {"` + pvNet + `": {"uuid": "` + pvNet + `", "name": "external"}}}`,
 			false, []string{"instance no", "user_en_flag"}, []string{"assumed", pvInst}},
 		{"view with the network in a pool", `{"vm": ` + vm + `, "networks": {"` + pvNet + `": {"name": "external",
-  "pools": ["f0000000-0000-4000-8000-00000000000f"]}}}`, false, []string{"owner " + pvOwner + " not given", pvInst}, []string{"network " + pvNet}},
+  "pools": ["` + pvPool + `"]}}}`, false, []string{"owner " + pvOwner + " not given",
+			pvVM + ".inst." + pvOwner + ".pool.example.test.\t30\tA\t192.0.2.11"}, []string{"network " + pvNet, pvInst}},
+		// CNAPI lists only set-up servers to cnsd: one that is not is
+		// unknown, and its VMs unresolved.
+		{"view with a compute node not set up", `{"vm": ` + pvVMJSON(pvCN) + `, "server": {"uuid": "` + pvCN + `", "setup": false,
+  "status": "running", "last_heartbeat": "2026-03-01T12:00:00Z"}}`, false, []string{"unresolved yes", "server_unknown: " + pvCN},
+			[]string{"compute node " + pvCN + " not given", pvInst}},
 		// UFDS answering that there is no such account is an answer,
 		// not an outage: the VM is resolved and lists nothing.
 		{"fixture lacking the owner", `{"vms": [` + vm + `], "users": [], "networks": []}`,
@@ -163,7 +170,7 @@ func TestPreviewJSON(t *testing.T) {
 	var vm client.VM
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&vm); err != nil || vm.UUID != pvVM || len(vm.Zones) != 2 || len(vm.Names) == 0 {
+	if err := dec.Decode(&vm); err != nil || vm.UUID != pvVM || len(vm.Zones) < 2 || len(vm.Names) == 0 {
 		t.Errorf("not one VM of GET /vm/:uuid (%v): %+v", err, vm)
 	}
 	if !strings.Contains(errOut, "; assumed: VM "+pvVM) || strings.Contains(out, "assumed") {

@@ -41,6 +41,7 @@ func readPreview(ctx context.Context, data []byte, at time.Time) (*previewInput,
 	}
 	var in previewInput
 	var err error
+	var given bool // the view gives the compute node
 	switch {
 	case top["vms"] != nil:
 		in.fixture = true
@@ -56,6 +57,7 @@ func readPreview(ctx context.Context, data []byte, at time.Time) (*previewInput,
 			return nil, err
 		}
 		v.addTo(in.cloud)
+		given = v.Server != nil
 	case top["uuid"] != nil:
 		if in.cloud, err = oneVM(data, "a VMAPI VM (it has \"uuid\")"); err != nil {
 			return nil, err
@@ -67,7 +69,7 @@ func readPreview(ctx context.Context, data []byte, at time.Time) (*previewInput,
 		in.notes = append(in.notes, "unreadable, cnsd keeps what it published for it: "+u)
 	}
 	if !in.fixture {
-		in.notes = append(in.notes, assumeMissing(ctx, in.cloud, in.cloud.VMs[0], at)...)
+		in.notes = append(in.notes, assumeMissing(ctx, in.cloud, in.cloud.VMs[0], given, at)...)
 	}
 	return &in, nil
 }
@@ -109,16 +111,16 @@ func (v *previewView) addTo(cloud *feed.Static) {
 
 // assumeMissing fills in what cloud lacks for vm and says so, so that the
 // preview shows names rather than "unknown": an owner with CNS enabled
-// and approved for provisioning and no login; a compute node set up and
-// running, its last heartbeat at the preview's time; a network with no
-// name, no owners and no pools.
-func assumeMissing(ctx context.Context, cloud *feed.Static, vm zonegen.VM, at time.Time) []string {
+// and approved for provisioning and no login; unless server is set, a
+// compute node set up and running, its last heartbeat at the preview's
+// time; a network with no name, no owners and no pools.
+func assumeMissing(ctx context.Context, cloud *feed.Static, vm zonegen.VM, server bool, at time.Time) []string {
 	var notes []string
 	if _, err := cloud.User(ctx, vm.OwnerUUID); err != nil {
 		cloud.AddAccount(zonegen.Account{UUID: vm.OwnerUUID, TritonCNSEnabled: "true", ApprovedForProvisioning: "true"})
 		notes = append(notes, fmt.Sprintf("assumed: VM %s: owner %s not given: CNS enabled and approved, without a login", vm.UUID, vm.OwnerUUID))
 	}
-	if _, ok := cloud.Server(vm.ServerUUID); vm.ServerUUID != "" && !ok {
+	if vm.ServerUUID != "" && !server {
 		cloud.AddServer(zonegen.Server{UUID: vm.ServerUUID, Status: "running", Setup: true, LastHeartbeat: at})
 		notes = append(notes, fmt.Sprintf("assumed: VM %s: compute node %s not given: set up and running, with a heartbeat now", vm.UUID, vm.ServerUUID))
 	}

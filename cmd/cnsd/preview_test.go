@@ -22,6 +22,7 @@ import (
 // line.
 var previewFixtures = []string{
 	"../../mockcloud/testdata/example.json",
+	"../../mockcloud/testdata/realistic.json",
 }
 
 // TestPreviewMatchesDaemon runs cnsd over each fixture's simulated cloud
