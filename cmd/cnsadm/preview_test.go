@@ -39,7 +39,7 @@ func runPreview(t *testing.T, input string, flags ...string) (string, string, er
 	dir := t.TempDir()
 	cfg, in := filepath.Join(dir, "cnsd.json"), filepath.Join(dir, "input.json")
 	if err := os.WriteFile(cfg, []byte(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
-  "forward_zones": {"cloud.example.test": {"networks": ["*"]}, "pool.example.test": {"networks": ["` + pvPool + `"]}}}`), 0o644); err != nil {
+  "forward_zones": {"cloud.example.test": {"networks": ["*"]}, "pool.example.test": {"networks": ["`+pvPool+`"]}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(in, []byte(input), 0o644); err != nil {
