@@ -15,6 +15,11 @@
 // One goroutine (Run) applies every change in the order it arrived; the
 // feeds hand changes over without waiting for them to be applied.
 //
+// An Evaluator runs the pipeline's own evaluation of a VM (lookups, NIC
+// repair, decisions at a given time, records) over any Cloud, without a
+// store or history: cnsadm preview uses it with feed.Static, so that a
+// preview prints what this package would publish.
+//
 // pipeline imports feed, zonegen, hysteresis, store and schema; readers
 // (xfr, api) never import it: they see its work through the store.
 package pipeline
