@@ -17,9 +17,10 @@ var errVMNoUUID = errors.New("vm has no uuid")
 
 // decodeVM reads one VMAPI VM object. It is strict about what naming
 // depends on (uuid, and the string fields being strings) and lenient where
-// VMAPI's own history is: nulls stand for absent fields, customer_metadata
-// values that are not strings keep their JSON text, and a NIC field of the
-// wrong type is dropped rather than losing the whole VM.
+// VMAPI's own history is: nulls stand for absent fields (but not for
+// absent metadata keys, see vmMetadata), customer_metadata values that are
+// not strings keep their JSON text, tags keep their JSON values, and a NIC
+// field of the wrong type is dropped rather than losing the whole VM.
 func decodeVM(b []byte) (zonegen.VM, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(b, &obj); err != nil || obj == nil {
@@ -82,9 +83,12 @@ func vmTags(raw json.RawMessage) (map[string]any, error) {
 	return tags, nil
 }
 
-// vmMetadata keeps non-string values as their JSON text: VMAPI stores
-// strings, but older clients wrote numbers and booleans, and the naming
-// keys (triton.cns.status, …) are compared as text anyway.
+// vmMetadata keeps every key, whatever its value, because Triton CNS
+// tested triton.cns.status for presence and then against the string "up":
+// a boolean, a number or null there means not up (docs/differences.md).
+// VMAPI stores strings, numbers and booleans, older clouds anything; a
+// value that is not a string is kept as its JSON text, null as "" (so an
+// acme-challenge of null publishes nothing).
 func vmMetadata(raw json.RawMessage) (map[string]string, error) {
 	if vmJSONNull(raw) {
 		return nil, nil
@@ -97,9 +101,8 @@ func vmMetadata(raw json.RawMessage) (map[string]string, error) {
 	for k, v := range m {
 		var s string
 		if vmJSONNull(v) {
-			continue
-		}
-		if json.Unmarshal(v, &s) == nil {
+			out[k] = ""
+		} else if json.Unmarshal(v, &s) == nil {
 			out[k] = s
 		} else if text, ok := jsonText(v); ok {
 			out[k] = text

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -32,8 +33,10 @@ func TestDecodeVM(t *testing.T) {
 			want: zonegen.VM{UUID: "u"}},
 		{name: "destroyed timestamp", in: `{"uuid":"u","state":"destroyed","destroyed":"2026-01-01T00:00:00.000Z"}`,
 			want: zonegen.VM{UUID: "u", State: "destroyed", Destroyed: true}},
-		{name: "metadata values that are not strings keep their json", in: `{"uuid":"u","customer_metadata":{"a":1,"b":true,"c":{"x": 1},"d":null}}`,
-			want: zonegen.VM{UUID: "u", CustomerMetadata: map[string]string{"a": "1", "b": "true", "c": `{"x":1}`}}},
+		{name: "metadata values that are not strings keep their json", in: `{"uuid":"u","customer_metadata":{"a":1,"b":true,"c":{"x": 1},"d":null,"e":[1.50]}}`,
+			want: zonegen.VM{UUID: "u", CustomerMetadata: map[string]string{"a": "1", "b": "true", "c": `{"x":1}`, "d": "", "e": "[1.50]"}}},
+		{name: "tags keep their json values", in: `{"uuid":"u","tags":{"a":1,"b":false,"c":null,"d":{"x":[1]},"e":"s"}}`,
+			want: zonegen.VM{UUID: "u", Tags: map[string]any{"a": 1.0, "b": false, "c": nil, "d": map[string]any{"x": []any{1.0}}, "e": "s"}}},
 		{name: "metadata json text is valid utf-8 with exact numbers", in: "{\"uuid\":\"u\",\"customer_metadata\":{\"a\":{\"\xf4\":[12345678901234567890, \"<b>\"]}}}",
 			want: zonegen.VM{UUID: "u", CustomerMetadata: map[string]string{"a": "{\"\ufffd\":[12345678901234567890,\"<b>\"]}"}}},
 		{name: "lenient nic fields", in: `{"uuid":"u","nics":[{"ip":5,"ips":"10.0.0.1/24","vlan_id":"12","mac":["x"]},{}]}`,
@@ -142,4 +145,51 @@ func emptyToNil(vm zonegen.VM) zonegen.VM {
 		}
 	}
 	return vm
+}
+
+// TestOddTypesAsTritonCNS: tags and metadata of any JSON type, decoded and
+// decided, do what Triton CNS (lib/flag-filter.js) did with them: status
+// is up only as the string "up"; disable is off only as false (and, on
+// purpose, "false": docs/differences.md); services only as a string, and
+// a services tag that is present but not a string hides the docker label.
+// No value stops the VM from being decoded.
+func TestOddTypesAsTritonCNS(t *testing.T) {
+	tests := []struct {
+		name, tags, md   string
+		instance, listed bool // instance names; listed in service web
+	}{
+		{"status up", `{"triton.cns.services":"web"}`, `{"triton.cns.status":"up"}`, true, true},
+		{"status absent", `{"triton.cns.services":"web"}`, `{}`, true, true},
+		{"status true", `{"triton.cns.services":"web"}`, `{"triton.cns.status":true}`, true, false},
+		{"status 1", `{"triton.cns.services":"web"}`, `{"triton.cns.status":1}`, true, false},
+		{"status null", `{"triton.cns.services":"web"}`, `{"triton.cns.status":null}`, true, false},
+		{"status object", `{"triton.cns.services":"web"}`, `{"triton.cns.status":{"up":true}}`, true, false},
+		{"status UP", `{"triton.cns.services":"web"}`, `{"triton.cns.status":"UP"}`, true, false},
+		{"disable true", `{"triton.cns.services":"web","triton.cns.disable":true}`, `{}`, false, false},
+		{`disable "true"`, `{"triton.cns.services":"web","triton.cns.disable":"true"}`, `{}`, false, false},
+		{"disable 0", `{"triton.cns.services":"web","triton.cns.disable":0}`, `{}`, false, false},
+		{"disable null", `{"triton.cns.services":"web","triton.cns.disable":null}`, `{}`, false, false},
+		{"disable false", `{"triton.cns.services":"web","triton.cns.disable":false}`, `{}`, true, true},
+		{`docker label disable "false"`, `{"triton.cns.services":"web","docker:label:triton.cns.disable":"false"}`, `{}`, true, true},
+		{"services a number", `{"triton.cns.services":80}`, `{}`, true, false},
+		{"services null hides the label", `{"triton.cns.services":null,"docker:label:triton.cns.services":"web"}`, `{}`, true, false},
+		{"services from the label", `{"docker:label:triton.cns.services":"web"}`, `{}`, true, true},
+		{"odd unrelated values", `{"triton.cns.services":"web","x":{"y":[1,null]},"z":2.5}`, `{"a":[1],"b":false}`, true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			vm, err := decodeVM([]byte(`{"uuid":"u","owner_uuid":"o","state":"running","tags":` + tt.tags +
+				`,"customer_metadata":` + tt.md + `,"nics":[{"ip":"192.0.2.1","network_uuid":"n"}]}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := zonegen.View{VM: vm, Owner: &zonegen.Account{UUID: "o", Login: "alice", TritonCNSEnabled: "true", ApprovedForProvisioning: "true"},
+				Networks: map[string]zonegen.Network{"n": {UUID: "n", Name: "external"}}}
+			d := zonegen.Decide(&v, zonegen.DefaultDecideOptions(), time.Now())
+			listed := slices.ContainsFunc(d.Services, func(s zonegen.ServiceListing) bool { return s.Name == "web" && s.Listed })
+			if d.Instance != tt.instance || listed != tt.listed {
+				t.Errorf("instance %v, listed in web %v; want %v, %v (reasons %v)", d.Instance, listed, tt.instance, tt.listed, d.Reasons)
+			}
+		})
+	}
 }

@@ -130,7 +130,12 @@ func startOverCloud(t *testing.T, zones string) *overCloud {
 // startOverFixture is startOverCloud over the cloud of fixture f.
 func startOverFixture(t testing.TB, f *mockcloud.Fixture, zones string) *overCloud {
 	t.Helper()
-	cloud := mockcloud.New(f, nil)
+	return startOverMock(t, mockcloud.New(f, nil), zones)
+}
+
+// startOverMock is startOverCloud over cloud.
+func startOverMock(t testing.TB, cloud *mockcloud.Cloud, zones string) *overCloud {
+	t.Helper()
 	cloudAPI := httptest.NewServer(cloud.Handler())
 	t.Cleanup(cloudAPI.Close)
 	ldap := ufdstest.Start(t, cloud)
