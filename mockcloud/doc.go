@@ -8,6 +8,10 @@
 // facts of the reference changefeed publisher (DESIGN.md §7), including the
 // awkward ones a real client must survive: duplicate items, takeover of an
 // instance by a second connection, upgrades without Sec-WebSocket-Version.
+// A fixture may be a dump of a real cloud: the keys of its objects that the
+// mock does not model are kept and sent as they came (Extra), tags and
+// metadata hold values of any JSON type, and NAPI's own NIC table answers
+// GET /nics/:mac (docs/mockcloud.md, "Fixture format").
 //
 // The UFDS (LDAP) half is not served here; accounts are stored and their
 // changes recorded as a numbered changelog (UserChanges) for it to serve.
