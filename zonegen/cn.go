@@ -1,6 +1,10 @@
 package zonegen
 
-import "time"
+import (
+	"slices"
+	"strings"
+	"time"
+)
 
 // ServerDown applies the compute-node rule of DESIGN.md §4: a CN is down
 // when it is not set up, has never sent a heartbeat, is not running and has
@@ -18,4 +22,41 @@ func ServerDown(s *Server, o DecideOptions, now time.Time) (bool, string) {
 		return true, "server " + s.UUID + " booted at " + s.LastBoot.UTC().Format(time.RFC3339)
 	}
 	return false, ""
+}
+
+// computeNodePrefix starts the source of a compute node's records, so that
+// they are never taken for a VM's (a VM's source is its bare UUID).
+const computeNodePrefix = "cn:"
+
+// ComputeNodeSource is the source compute node uuid's records carry in the
+// union and the store: "cn:" and the lower-case UUID.
+func ComputeNodeSource(uuid string) string { return computeNodePrefix + lowerASCII(uuid) }
+
+// ComputeNodeOf returns the compute node uuid of a source ComputeNodeSource
+// made, and false for any other source.
+func ComputeNodeOf(source string) (string, bool) {
+	return strings.CutPrefix(source, computeNodePrefix)
+}
+
+// ComputeNode returns the records compute node uuid contributes, as the
+// shipped CNS published them for every set-up compute node CNAPI lists:
+// <uuid>.cmon.<zone> CNAME cmon.<zone> in every forward zone, so that
+// CMON finds the node under the same names as its VMs. Nothing else (no
+// address, no service) is published for a node. s is the node as CNAPI
+// lists it, nil when it is no longer listed; a node that is gone or not
+// set up contributes nothing, which removes what it had. Whether the node
+// is down does not matter.
+func (g *Generator) ComputeNode(uuid string, s *Server) Contribution {
+	c := Contribution{VM: ComputeNodeSource(uuid)}
+	if s == nil || !s.Setup {
+		return c
+	}
+	id := lowerASCII(uuid)
+	recs := make([]Record, len(g.cfg.Zones))
+	for zi, z := range g.cfg.Zones {
+		recs[zi] = Record{Name: id + ".cmon" + g.suffix[zi], Type: TypeCNAME, Data: g.cmon[zi], Source: c.VM}
+		c.Zones = append(c.Zones, ZoneRecords{Zone: z.Name, Records: recs[zi : zi+1 : zi+1]})
+	}
+	slices.SortFunc(c.Zones, func(x, y ZoneRecords) int { return strings.Compare(x.Zone, y.Zone) })
+	return c
 }

@@ -2,6 +2,7 @@ package zonegen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -87,34 +88,33 @@ func DefaultDecideOptions() DecideOptions {
 
 // Decide applies the inclusion rules of DESIGN.md §3 (later rules override
 // earlier ones) and the compute-node rule of §4 to one VM view at time now.
+// Every rule that applies adds its reason, in a stable order: the lookups
+// that have not succeeded, the tags that could not be read, then rules 2
+// to 5 in turn. A rule that needs a lookup that failed is not evaluated.
+// Rule 5 decides alone (nothing is listed, whatever the lookups); otherwise
+// a failed lookup makes the decision unresolved.
 func Decide(v *View, o DecideOptions, now time.Time) Decision {
 	var d Decision
 	vm := &v.VM
+	unresolved := d.applyLookups(v)
 	svcs := viewServices(v, &d)
-	if key, val, ok := disabled(vm); ok {
-		return d.nothing(ReasonDisabled, fmt.Sprintf("%s=%v", key, val))
-	}
-	if vm.Destroyed || vm.State == "destroyed" || vm.State == "failed" {
-		return d.nothing(ReasonDestroyed, "state "+vm.State)
-	}
-	if v.Owner == nil {
-		return d.unresolved(ReasonOwnerUnknown, vm.OwnerUUID)
-	}
-	if vm.ServerUUID != "" && v.Server == nil {
-		return d.unresolved(ReasonServerUnknown, vm.ServerUUID)
-	}
-	if uuid, ok := unknownNetwork(v); ok {
-		return d.unresolved(ReasonNetworkUnknown, uuid)
-	}
 	d.Instance = true
 	inServices := d.applyDown(v, o, now)
-	if !d.applyOwner(v.Owner) {
+	if v.Owner != nil && !d.applyOwner(v.Owner) {
 		inServices = false
 	}
 	d.applyPTR(vm)
-	if (v.Owner.Login == "admin" || v.Owner.Login == "poseidon") && len(svcs) > 0 {
+	if v.Owner != nil && (v.Owner.Login == "admin" || v.Owner.Login == "poseidon") && len(svcs) > 0 {
 		d.Instance, inServices, d.SelfRemoval = true, true, false
 		d.add(v.Owner.Login, "control-plane VM with a service")
+	}
+	switch {
+	case d.applyGone(vm):
+		d.Instance, d.SelfRemoval, d.PTRName = false, false, ""
+		return d
+	case unresolved:
+		d.Unresolved, d.Instance, d.SelfRemoval, d.PTRName = true, false, false, ""
+		return d
 	}
 	d.Services = make([]ServiceListing, len(svcs))
 	for i, s := range svcs {
@@ -127,16 +127,40 @@ func (d *Decision) add(code, detail string) {
 	d.Reasons = append(d.Reasons, Reason{Code: code, Detail: detail})
 }
 
-func (d *Decision) nothing(code, detail string) Decision {
-	d.add(code, detail)
-	d.Instance, d.Services, d.SelfRemoval, d.PTRName = false, nil, false, ""
-	return *d
+// applyLookups adds a reason for each lookup of v that has not succeeded
+// and reports whether there was one.
+func (d *Decision) applyLookups(v *View) bool {
+	n := len(d.Reasons)
+	if v.Owner == nil {
+		d.add(ReasonOwnerUnknown, v.VM.OwnerUUID)
+	}
+	if v.VM.ServerUUID != "" && v.Server == nil {
+		d.add(ReasonServerUnknown, v.VM.ServerUUID)
+	}
+	for _, uuid := range unknownNetworks(v) {
+		d.add(ReasonNetworkUnknown, uuid)
+	}
+	return len(d.Reasons) > n
 }
 
-func (d *Decision) unresolved(code, detail string) Decision {
-	d.add(code, detail)
-	d.Unresolved, d.Services = true, nil
-	return *d
+// applyGone applies rule 5 and reports whether the VM lists nothing:
+// disabled by its tag, destroyed, or failed. Both reasons are listed when
+// both apply.
+func (d *Decision) applyGone(vm *VM) bool {
+	gone := false
+	if key, val, ok := disabled(vm); ok {
+		d.add(ReasonDisabled, fmt.Sprintf("%s=%v", key, val))
+		gone = true
+	}
+	if vm.Destroyed || vm.State == "destroyed" || vm.State == "failed" {
+		detail := "state " + vm.State
+		if vm.Destroyed {
+			detail = "destroyed is set, " + detail
+		}
+		d.add(ReasonDestroyed, detail)
+		gone = true
+	}
+	return gone
 }
 
 // applyDown applies rule 2 and reports whether the VM stays in services.
@@ -187,19 +211,24 @@ func flagDetail(f FlagString) string {
 }
 
 // applyPTR keeps the shipped rule that a valid reverse_ptr tag lists the
-// instance even when the owner has not enabled CNS.
+// instance even when the owner has not enabled CNS. As in Triton CNS the
+// plain tag is tried first and the docker label when the plain tag is
+// absent or not a host name; each one that is not adds a reason.
 func (d *Decision) applyPTR(vm *VM) {
-	val, key, ok := tagString(vm.Tags, TagReversePTR, DockerLabel+TagReversePTR)
-	if !ok {
+	for _, key := range [2]string{TagReversePTR, DockerLabel + TagReversePTR} {
+		val, ok := vm.Tags[key].(string)
+		if !ok || val == "" {
+			continue
+		}
+		if !IsHostName(val) {
+			d.add(ReasonInvalidPTR, key+"="+val)
+			continue
+		}
+		d.PTRName = strings.TrimSuffix(val, ".")
+		d.Instance = true
+		d.add(ReasonReversePTR, d.PTRName)
 		return
 	}
-	if !IsHostName(val) {
-		d.add(ReasonInvalidPTR, key+"="+val)
-		return
-	}
-	d.PTRName = strings.TrimSuffix(val, ".")
-	d.Instance = true
-	d.add(ReasonReversePTR, d.PTRName)
 }
 
 // disabled reads triton.cns.disable: any value but boolean false or the
@@ -222,30 +251,20 @@ func disabled(vm *VM) (key string, val any, ok bool) {
 	return "", nil, false
 }
 
-// tagString returns the non-empty string value of the first of keys
-// present (a tag and its docker label form).
-func tagString(tags map[string]any, keys ...string) (val, found string, ok bool) {
-	for _, k := range keys {
-		if s, isStr := tags[k].(string); isStr && s != "" {
-			return s, k, true
-		}
-	}
-	return "", "", false
-}
-
-// unknownNetwork returns the first network of a publishable NIC that the
-// view does not describe.
-func unknownNetwork(v *View) (string, bool) {
+// unknownNetworks returns, once each in NIC order, the networks of
+// publishable NICs that the view does not describe.
+func unknownNetworks(v *View) []string {
+	var out []string
 	for i := range v.VM.NICs {
 		nic := &v.VM.NICs[i]
-		if nic.NetworkUUID == "" || isAdminNIC(nic) {
+		if nic.NetworkUUID == "" || isAdminNIC(nic) || slices.Contains(out, nic.NetworkUUID) {
 			continue
 		}
 		if _, ok := v.Networks[nic.NetworkUUID]; !ok {
-			return nic.NetworkUUID, true
+			out = append(out, nic.NetworkUUID)
 		}
 	}
-	return "", false
+	return out
 }
 
 // Hold keeps the VM listed in service name although it reported itself

@@ -15,14 +15,37 @@ type address struct {
 	label  string // the dnsified network name, once netLabel needed it
 }
 
-// isAdminNIC reports whether nic is on the admin network (nic_tag admin or
-// admin_rack_*, untagged) or the manta network; those are never published.
+// isAdminNIC reports whether nic is never published: on the admin network
+// (nic_tag admin or admin_rack_<id>, untagged) or on the manta network
+// (nic_tag manta or manta_rack_<id>, tagged or not). Tags are matched as
+// Triton's netconfig library matches them: case-insensitively, <id> being
+// one or more of [A-Za-z0-9_-].
 func isAdminNIC(nic *NIC) bool {
-	tag := strings.ToLower(nic.NICTag)
-	if tag == "manta" {
+	if isRackTag(nic.NICTag, "manta") {
 		return true
 	}
-	return (tag == "admin" || strings.HasPrefix(tag, "admin_rack_")) && nic.VLANID == 0
+	return isRackTag(nic.NICTag, "admin") && nic.VLANID == 0
+}
+
+// isRackTag reports whether tag is base or base_rack_<id> in any case.
+func isRackTag(tag, base string) bool {
+	if len(tag) < len(base) || !strings.EqualFold(tag[:len(base)], base) {
+		return false
+	}
+	rest := tag[len(base):]
+	if rest == "" {
+		return true
+	}
+	const rack = "_rack_"
+	if len(rest) <= len(rack) || !strings.EqualFold(rest[:len(rack)], rack) {
+		return false
+	}
+	for i := len(rack); i < len(rest); i++ {
+		if c := rest[i]; !isLabelChar(c) && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // zonesFor maps a NIC to its zones: every zone listing its network or one
@@ -135,8 +158,8 @@ func sortInts(s []int) {
 }
 
 // IsAdminNIC reports whether nic is never published: an admin NIC
-// (nic_tag admin or admin_rack_*, untagged) or a manta NIC. Its network
-// need not be known to name the VM.
+// (nic_tag admin or admin_rack_*, untagged) or a manta NIC (nic_tag manta
+// or manta_rack_*). Its network need not be known to name the VM.
 func IsAdminNIC(nic *NIC) bool { return isAdminNIC(nic) }
 
 // ZonesFor returns the forward zones, in configuration order, a NIC on

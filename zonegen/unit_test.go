@@ -168,3 +168,26 @@ func TestHold(t *testing.T) {
 		})
 	}
 }
+
+// TestIsAdminNIC holds the NIC tags of Triton's netconfig library:
+// ^admin(_rack_[A-Z0-9_-]+)?$ untagged and ^manta(_rack_[A-Z0-9_-]+)?$ at
+// any VLAN, both case-insensitive.
+func TestIsAdminNIC(t *testing.T) {
+	tests := []struct {
+		tag  string
+		vlan int
+		want bool
+	}{
+		{"admin", 0, true}, {"ADMIN", 0, true}, {"admin_rack_r1", 0, true}, {"Admin_Rack_A-1_b", 0, true},
+		{"admin", 12, false}, {"admin_rack_r1", 3, false},
+		{"admin_rack_", 0, false}, {"admin_rack_a.b", 0, false}, {"admin0", 0, false}, {"xadmin", 0, false},
+		{"manta", 0, true}, {"Manta", 9, true}, {"manta_rack_r1", 0, true}, {"MANTA_RACK_X-2_b", 4, true},
+		{"mantanat", 0, false}, {"manta_rack_", 0, false}, {"manta_rack_a b", 0, false}, {"manta_", 0, false},
+		{"external", 0, false}, {"", 0, false},
+	}
+	for _, tt := range tests {
+		if got := IsAdminNIC(&NIC{NICTag: tt.tag, VLANID: tt.vlan}); got != tt.want {
+			t.Errorf("IsAdminNIC(nic_tag %q, vlan %d) = %v, want %v", tt.tag, tt.vlan, got, tt.want)
+		}
+	}
+}
