@@ -47,11 +47,11 @@ type Outcome struct {
 func (r *resolver) evaluate(ctx context.Context, vm zonegen.VM, opts zonegen.DecideOptions, gen *zonegen.Generator,
 	now time.Time, memo *lookups, adjust func(*zonegen.Decision)) Outcome {
 	v, why := r.resolve(ctx, vm, memo)
-	var d zonegen.Decision
+	d := zonegen.Decide(&v, opts, now)
 	if why != nil {
-		d = zonegen.Decision{Unresolved: true, Reasons: []zonegen.Reason{*why}}
-	} else {
-		d = zonegen.Decide(&v, opts, now)
+		// A NIC that could not be repaired leaves the VM unresolved
+		// whatever the rules say; they are listed after it.
+		d = zonegen.Decision{Unresolved: true, Reasons: append([]zonegen.Reason{*why}, d.Reasons...)}
 	}
 	if d.Unresolved {
 		return Outcome{View: v, Decision: d, Contribution: zonegen.Contribution{VM: vm.UUID, Unresolved: true}}

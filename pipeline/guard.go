@@ -14,7 +14,7 @@ import (
 // The causes of bulk changes the mass-deletion guard watches.
 const (
 	CauseRelist       = "re-list"       // VMs a complete listing left out or changed
-	CauseComputeNodes = "compute-nodes" // VMs of compute nodes whose state changed
+	CauseComputeNodes = "compute-nodes" // VMs and CMON names of compute nodes whose state changed
 )
 
 // ErrNoHold is returned by Confirm when nothing is held for the cause.
@@ -25,7 +25,8 @@ var ErrNoHold = errors.New("no mass deletion is held")
 type Hold struct {
 	Cause string    `json:"cause"`
 	Since time.Time `json:"since"`
-	// VMs are the VMs whose new records wait, sorted.
+	// VMs are the sources whose new records wait, sorted: VM UUIDs, and
+	// compute nodes (their CMON names) as cn:<uuid>.
 	VMs []string `json:"vms"`
 	// Zones are the zones the held change would remove too much of.
 	Zones []HeldZone `json:"zones"`

@@ -137,14 +137,14 @@ func (w *world) step(t *testing.T, name string, f func(t *testing.T)) {
 	})
 }
 
-// records returns every VM record the store serves, by zone, as
+// records returns every VM and compute-node record the store serves, by zone, as
 // "name TYPE data" lines sorted.
 func (w *world) records() map[string][]string {
 	out := map[string][]string{}
 	for _, zone := range w.store.Zones() {
 		snap := w.store.Snapshot(zone)
 		for r := range snap.All() {
-			if isUUID(r.Source) {
+			if _, cn := zonegen.ComputeNodeOf(r.Source); isUUID(r.Source) || cn {
 				out[zone] = append(out[zone], r.String())
 			}
 		}

@@ -131,13 +131,18 @@ func (p *Pipeline) applyGone(uuid string) {
 	p.out.Add(zonegen.Contribution{VM: uuid})
 }
 
-// applyServers evaluates the VMs of compute nodes whose state changed,
-// behind the mass-deletion guard: a CNAPI that reports every node down is
-// more often broken than right.
+// applyServers evaluates the VMs of compute nodes whose state changed and
+// updates the nodes' own CMON names, behind the mass-deletion guard: a
+// CNAPI that reports every node down or gone is more often broken than
+// right.
 func (p *Pipeline) applyServers(ctx context.Context, servers []string) {
 	now := p.cfg.Clock()
 	cs := p.evaluateAll(ctx, p.vmsOf(p.byServer, servers), now, "")
+	if ctx.Err() != nil {
+		return
+	}
 	p.mu.Lock()
+	cs = append(cs, p.computeNodes(servers)...)
 	p.guard(now, CauseComputeNodes, cs, false)
 	p.mu.Unlock()
 }
@@ -227,7 +232,9 @@ func (p *Pipeline) applySettings(ctx context.Context, s Settings) {
 	for _, st := range p.vms {
 		vms = append(vms, st)
 	}
+	cns := p.allComputeNodes()
 	p.mu.Unlock()
+	p.out.AddAll(cns)
 	p.reevaluate(ctx, vms)
 }
 
@@ -261,7 +268,8 @@ func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing) {
 }
 
 // absent lists the VMs known here or in the store that present lacks;
-// the caller holds mu.
+// sources that are not VM UUIDs (compute nodes, the catalog zone) are
+// never absent from a VM listing. The caller holds mu.
 func (p *Pipeline) absent(present map[string]bool) []string {
 	var out []string
 	seen := map[string]bool{}

@@ -9,7 +9,7 @@ import (
 	"github.com/cnsd/cnsd/zonegen"
 )
 
-// oracle computes the records of every VM of f directly, without the
+// oracle computes the records of every VM and compute node of f directly, without the
 // feeds, the pipeline or the store: the decisions at now and the record
 // generator over the cloud's own objects, with no damping. It returns the
 // same shape as world.records.
@@ -51,6 +51,15 @@ func oracle(t testing.TB, f *mockcloud.Fixture, s Settings, now time.Time) map[s
 		}
 		d := zonegen.Decide(&v, s.Decide, now)
 		c := gen.Generate(&v, &d)
+		absoluteZones(&c)
+		for _, z := range c.Zones {
+			for _, r := range z.Records {
+				out[z.Zone] = append(out[z.Zone], r.String())
+			}
+		}
+	}
+	for id, sv := range servers {
+		c := gen.ComputeNode(id, &sv)
 		absoluteZones(&c)
 		for _, z := range c.Zones {
 			for _, r := range z.Records {

@@ -115,6 +115,9 @@ type Pipeline struct {
 	byServer index
 	retry    map[string]bool // VMs whose lookups failed
 	holds    map[string]*hold
+	// cns are the set-up compute nodes CNAPI listed, by lower-case uuid:
+	// those with CMON names (computenodes.go).
+	cns map[string]zonegen.Server
 	// lastUnresolved is len(retry) when it was last logged.
 	lastUnresolved int
 	listings       int64     // complete listings applied
@@ -152,7 +155,7 @@ func New(cfg Config) *Pipeline {
 		gen:     zonegen.NewGenerator(s.Naming),
 		tracker: hysteresis.New(s.Hysteresis),
 		vms:     map[string]*vmState{}, byOwner: index{}, byServer: index{},
-		retry: map[string]bool{}, holds: map[string]*hold{},
+		retry: map[string]bool{}, holds: map[string]*hold{}, cns: map[string]zonegen.Server{},
 	}
 }
 
