@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cnsd/cnsd/schema"
@@ -54,7 +55,7 @@ type NAPI struct {
 	log      *slog.Logger
 	networks *ttlCache[zonegen.Network]
 	pools    *ttlCache[[]Pool]
-	nics     *ttlCache[zonegen.NIC]
+	nics     *ttlCache[NAPINIC]
 }
 
 // NAPIOptionsFrom takes NAPI's endpoint and cache time from a validated
@@ -78,7 +79,7 @@ func NewNAPI(o NAPIOptions) *NAPI {
 	return &NAPI{rest: newRESTClient(o.URL, o.HTTPClient), log: log,
 		networks: newTTLCache[zonegen.Network]("network", "network", o, log),
 		pools:    newTTLCache[[]Pool]("network pools", "pools", o, log),
-		nics:     newTTLCache[zonegen.NIC]("nic", "mac", o, log)}
+		nics:     newTTLCache[NAPINIC]("nic", "mac", o, log)}
 }
 
 func newTTLCache[V any](kind, logKey string, o NAPIOptions, log *slog.Logger) *ttlCache[V] {
@@ -146,15 +147,15 @@ func (n *NAPI) fetchPools(ctx context.Context) ([]Pool, error) {
 }
 
 // NIC returns NAPI's NIC with MAC mac (any case; colons, dashes or none).
-func (n *NAPI) NIC(ctx context.Context, mac string) (zonegen.NIC, error) {
+func (n *NAPI) NIC(ctx context.Context, mac string) (NAPINIC, error) {
 	key, ok := canonicalMAC(mac)
 	if !ok {
-		return zonegen.NIC{}, fmt.Errorf("nic %q: %w", mac, errBadMAC)
+		return NAPINIC{}, fmt.Errorf("nic %q: %w", mac, errBadMAC)
 	}
-	nic, err := n.nics.lookup(ctx, key, func(ctx context.Context) (zonegen.NIC, error) {
+	nic, err := n.nics.lookup(ctx, key, func(ctx context.Context) (NAPINIC, error) {
 		body, err := n.rest.get(ctx, "/nics/"+url.PathEscape(key))
 		if err != nil {
-			return zonegen.NIC{}, err
+			return NAPINIC{}, err
 		}
 		return decodeNIC(body)
 	})
@@ -162,25 +163,46 @@ func (n *NAPI) NIC(ctx context.Context, mac string) (zonegen.NIC, error) {
 	return nic, err
 }
 
-// RepairNIC fills in a VMAPI NIC's missing network_uuid from NAPI, looked
-// up by its MAC; a NIC that has one is returned unchanged.
-func (n *NAPI) RepairNIC(ctx context.Context, nic zonegen.NIC) (zonegen.NIC, error) {
-	if nic.NetworkUUID != "" {
+// errNotTheVMs is a NIC repair refused because NAPI's record of the MAC
+// belongs to something other than the VM.
+var errNotTheVMs = errors.New("nic belongs to another owner")
+
+// NeedsRepair reports whether VMAPI's nic lacks what names it, as old
+// VMAPIs sent NICs: a network_uuid, or any address (neither ip nor ips).
+// Such a NIC is completed from NAPI's record of it (RepairNIC).
+func NeedsRepair(nic *zonegen.NIC) bool {
+	return nic.NetworkUUID == "" || (nic.IP == "" && len(nic.IPs) == 0)
+}
+
+// RepairNIC completes VM vm's NIC nic from NAPI's record of the same MAC
+// when it needs it (NeedsRepair); any other NIC is returned unchanged.
+func (n *NAPI) RepairNIC(ctx context.Context, vm string, nic zonegen.NIC) (zonegen.NIC, error) {
+	if !NeedsRepair(&nic) {
 		return nic, nil
 	}
 	got, err := n.NIC(ctx, nic.MAC)
 	if err != nil {
 		return nic, fmt.Errorf("repair nic: %w", err)
 	}
-	return repairedNIC(nic, got)
+	return repairedNIC(vm, nic, got)
 }
 
-// repairedNIC is nic repaired from got, NAPI's NIC with the same MAC: what
-// RepairNIC and Static.RepairNIC both return.
-func repairedNIC(nic, got zonegen.NIC) (zonegen.NIC, error) {
-	if got.NetworkUUID == "" {
+// repairedNIC is VM vm's nic completed from got, NAPI's record of the same
+// MAC, as Triton CNS did it: network_uuid, ip and nic_tag are NAPI's, ips
+// too when the VM's NIC has none. A record that belongs to another VM is
+// refused (NAPI reassigned the MAC, or VMAPI is stale), and so is one with
+// no network, which would name nothing. What RepairNIC and
+// Static.RepairNIC both return.
+func repairedNIC(vm string, nic zonegen.NIC, got NAPINIC) (zonegen.NIC, error) {
+	switch {
+	case !strings.EqualFold(got.BelongsToUUID, vm):
+		return nic, fmt.Errorf("repair nic %s: NAPI's nic belongs to %q, not to vm %s: %w", nic.MAC, got.BelongsToUUID, vm, errNotTheVMs)
+	case got.NetworkUUID == "":
 		return nic, fmt.Errorf("repair nic %s: NAPI has no network_uuid either", nic.MAC)
 	}
-	nic.NetworkUUID = got.NetworkUUID
+	nic.NetworkUUID, nic.IP, nic.NICTag = got.NetworkUUID, got.IP, got.NICTag
+	if len(nic.IPs) == 0 {
+		nic.IPs = slices.Clone(got.IPs)
+	}
 	return nic, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -201,21 +202,32 @@ func TestNAPINIC(t *testing.T) {
 func TestNAPIRepairNIC(t *testing.T) {
 	tc := newTestCloud(t)
 	n := newTestNAPI(tc, &clock{t: testNow}, nil)
+	// NAPI's record of mac1: vm1's NIC on the external network.
+	napis := zonegen.NIC{MAC: mac1, NetworkUUID: netExt, IP: "10.88.1.2", IPs: []string{"10.88.1.2/16"}, NICTag: "external"}
 	tests := []struct {
 		name    string
+		vm      string
 		in      zonegen.NIC
-		network string
-		wantErr bool
+		want    zonegen.NIC
+		wantErr error
 	}{
-		{"missing network", zonegen.NIC{MAC: mac1, IP: "10.88.1.2"}, netExt, false},
-		{"has one", zonegen.NIC{MAC: mac1, NetworkUUID: netFab}, netFab, false},
-		{"unknown mac", zonegen.NIC{MAC: "00:00:5e:00:53:02"}, "", true},
+		// network_uuid, ip and nic_tag are NAPI's; ips too when the NIC has none.
+		{"missing network", vm1, zonegen.NIC{MAC: mac1, IP: "10.0.0.9", VLANID: 3}, zonegen.NIC{MAC: mac1,
+			NetworkUUID: netExt, IP: "10.88.1.2", IPs: []string{"10.88.1.2/16"}, NICTag: "external", VLANID: 3}, nil},
+		{"missing address", vm1, zonegen.NIC{MAC: mac1, NetworkUUID: netFab, NICTag: "sdc_overlay"}, napis, nil},
+		{"own ips kept", vm1, zonegen.NIC{MAC: mac1, IPs: []string{"10.88.9.9/16"}}, zonegen.NIC{MAC: mac1,
+			NetworkUUID: netExt, IP: "10.88.1.2", IPs: []string{"10.88.9.9/16"}, NICTag: "external"}, nil},
+		{"complete", vm1, zonegen.NIC{MAC: mac1, NetworkUUID: netFab, IP: "192.168.1.5"},
+			zonegen.NIC{MAC: mac1, NetworkUUID: netFab, IP: "192.168.1.5"}, nil},
+		{"another VM's NIC", "00000009-0000-4000-8000-000000000009", zonegen.NIC{MAC: mac1, IP: "10.0.0.9"},
+			zonegen.NIC{MAC: mac1, IP: "10.0.0.9"}, errNotTheVMs},
+		{"unknown mac", vm1, zonegen.NIC{MAC: "00:00:5e:00:53:02"}, zonegen.NIC{MAC: "00:00:5e:00:53:02"}, ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := n.RepairNIC(t.Context(), tt.in)
-			if (err != nil) != tt.wantErr || got.NetworkUUID != tt.network || got.IP != tt.in.IP {
-				t.Errorf("RepairNIC = %+v, %v; want network %q, error %v", got, err, tt.network, tt.wantErr)
+			got, err := n.RepairNIC(t.Context(), tt.vm, tt.in)
+			if !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) || !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("RepairNIC = %+v, %v; want %+v, error %v", got, err, tt.want, tt.wantErr)
 			}
 		})
 	}

@@ -35,6 +35,9 @@ type napiNIC struct {
 	NetworkUUID string   `json:"network_uuid"`
 	NICTag      string   `json:"nic_tag"`
 	VLANID      int      `json:"vlan_id"`
+	// BelongsToUUID is the VM (or server, or other owner) the NIC is
+	// NAPI's record for; only GET /nics/:mac is read for it.
+	BelongsToUUID string `json:"belongs_to_uuid"`
 }
 
 // decodeNetwork decodes a NAPI GET /networks/:uuid answer. Pools is left
@@ -72,17 +75,24 @@ func decodePools(body []byte) (pools []Pool, bad []badEntry, err error) {
 	return pools, bad, nil
 }
 
+// NAPINIC is NAPI's record of a NIC: the NIC itself and what it belongs
+// to, which a legacy NIC repair checks against the VM.
+type NAPINIC struct {
+	zonegen.NIC
+	BelongsToUUID string
+}
+
 // decodeNIC decodes a NAPI GET /nics/:mac answer.
-func decodeNIC(body []byte) (zonegen.NIC, error) {
+func decodeNIC(body []byte) (NAPINIC, error) {
 	var n napiNIC
 	if err := json.Unmarshal(body, &n); err != nil {
-		return zonegen.NIC{}, fmt.Errorf("decode nic: %w", err)
+		return NAPINIC{}, fmt.Errorf("decode nic: %w", err)
 	}
 	if n.MAC == "" {
-		return zonegen.NIC{}, fmt.Errorf("decode nic: %w", errNoMAC)
+		return NAPINIC{}, fmt.Errorf("decode nic: %w", errNoMAC)
 	}
-	return zonegen.NIC{MAC: n.MAC, IP: n.IP, IPs: n.IPs, NetworkUUID: n.NetworkUUID,
-		NICTag: n.NICTag, VLANID: n.VLANID}, nil
+	return NAPINIC{NIC: zonegen.NIC{MAC: n.MAC, IP: n.IP, IPs: n.IPs, NetworkUUID: n.NetworkUUID,
+		NICTag: n.NICTag, VLANID: n.VLANID}, BelongsToUUID: n.BelongsToUUID}, nil
 }
 
 // canonicalMAC returns mac as lower-case colon-separated octets, accepting

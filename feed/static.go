@@ -26,7 +26,7 @@ type Static struct {
 	servers  map[string]zonegen.Server
 	networks map[string]zonegen.Network
 	pools    []Pool
-	nics     map[string]zonegen.NIC // canonical MAC → NAPI's NIC
+	nics     map[string]NAPINIC // canonical MAC → NAPI's NIC
 }
 
 // staticDoc is the document ReadStatic reads, each array left raw so that
@@ -43,7 +43,7 @@ type staticDoc struct {
 // NewStatic returns an empty cloud, to be filled with the Add methods.
 func NewStatic() *Static {
 	return &Static{accounts: map[string]zonegen.Account{}, servers: map[string]zonegen.Server{},
-		networks: map[string]zonegen.Network{}, nics: map[string]zonegen.NIC{}}
+		networks: map[string]zonegen.Network{}, nics: map[string]NAPINIC{}}
 }
 
 // ReadStatic reads a cloud document. Only a document that is not a JSON
@@ -137,7 +137,7 @@ func (s *Static) AddPool(p Pool) {
 }
 
 // AddNIC adds (or replaces) a NIC of NAPI's NIC table.
-func (s *Static) AddNIC(nic zonegen.NIC) {
+func (s *Static) AddNIC(nic NAPINIC) {
 	if key, ok := canonicalMAC(nic.MAC); ok {
 		s.nics[key] = nic
 	}
@@ -189,22 +189,22 @@ func (s *Static) Pools(context.Context) ([]Pool, error) {
 // RepairNIC repairs a NIC that lacks its network as NAPI.RepairNIC does,
 // from NAPI's NIC with the same MAC: the NIC table first, then the NICs of
 // the VMs that are not destroyed (NAPI frees a destroyed VM's NICs).
-func (s *Static) RepairNIC(_ context.Context, nic zonegen.NIC) (zonegen.NIC, error) {
-	if nic.NetworkUUID != "" {
+func (s *Static) RepairNIC(_ context.Context, vm string, nic zonegen.NIC) (zonegen.NIC, error) {
+	if !NeedsRepair(&nic) {
 		return nic, nil
 	}
 	got, err := s.nic(nic.MAC)
 	if err != nil {
 		return nic, fmt.Errorf("repair nic: %w", err)
 	}
-	return repairedNIC(nic, got)
+	return repairedNIC(vm, nic, got)
 }
 
 // nic looks a NIC up by MAC as NAPI.NIC does.
-func (s *Static) nic(mac string) (zonegen.NIC, error) {
+func (s *Static) nic(mac string) (NAPINIC, error) {
 	key, ok := canonicalMAC(mac)
 	if !ok {
-		return zonegen.NIC{}, fmt.Errorf("nic %q: %w", mac, errBadMAC)
+		return NAPINIC{}, fmt.Errorf("nic %q: %w", mac, errBadMAC)
 	}
 	if n, ok := s.nics[key]; ok {
 		return n, nil
@@ -215,9 +215,9 @@ func (s *Static) nic(mac string) (zonegen.NIC, error) {
 		}
 		for _, n := range vm.NICs {
 			if k, _ := canonicalMAC(n.MAC); k == key {
-				return n, nil
+				return NAPINIC{NIC: n, BelongsToUUID: vm.UUID}, nil
 			}
 		}
 	}
-	return zonegen.NIC{}, fmt.Errorf("nic %s: %w", key, ErrNotFound)
+	return NAPINIC{}, fmt.Errorf("nic %s: %w", key, ErrNotFound)
 }

@@ -29,7 +29,8 @@ const staticDump = `{
  "networks": [{"uuid": "e0000000-0000-4000-8000-00000000000e", "name": "external", "subnet": "192.0.2.0/24"}],
  "network_pools": [{"uuid": "f0000000-0000-4000-8000-00000000000f", "name": "public",
    "networks": ["e0000000-0000-4000-8000-00000000000e"]}],
- "nics": [{"mac": "90b8d0000001", "network_uuid": "e0000000-0000-4000-8000-00000000000e", "belongs_to_type": "zone"}]
+ "nics": [{"mac": "90b8d0000001", "network_uuid": "e0000000-0000-4000-8000-00000000000e", "ip": "192.0.2.1",
+   "nic_tag": "external", "belongs_to_type": "zone", "belongs_to_uuid": "00000001-0000-4000-8000-000000000001"}]
 }`
 
 // TestStaticReadsDumpAsFeedDoes: a dump is decoded by the live API
@@ -61,20 +62,22 @@ func TestStaticReadsDumpAsFeedDoes(t *testing.T) {
 	if _, err := s.Network(ctx, "e0000000-0000-4000-8000-000000000099"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown network: %v, want ErrNotFound", err)
 	}
+	const vm1 = "00000001-0000-4000-8000-000000000001"
 	tests := []struct {
-		name, mac   string
-		wantNetwork string
-		wantErr     error
+		name, vm, mac string
+		wantNetwork   string
+		wantErr       error
 	}{
-		{"from the NIC table", "90:B8:D0:00:00:01", "e0000000-0000-4000-8000-00000000000e", nil},
-		{"from a VM's NIC", "90-b8-d0-00-00-02", "e0000000-0000-4000-8000-00000000000e", nil},
-		{"a destroyed VM's NIC is freed", "90:b8:d0:00:00:03", "", ErrNotFound},
-		{"unknown", "90:b8:d0:00:00:09", "", ErrNotFound},
-		{"malformed", "90:b8", "", errBadMAC},
+		{"from the NIC table", vm1, "90:B8:D0:00:00:01", "e0000000-0000-4000-8000-00000000000e", nil},
+		{"from a VM's NIC", vm1, "90-b8-d0-00-00-02", "e0000000-0000-4000-8000-00000000000e", nil},
+		{"a destroyed VM's NIC is freed", vm1, "90:b8:d0:00:00:03", "", ErrNotFound},
+		{"unknown", vm1, "90:b8:d0:00:00:09", "", ErrNotFound},
+		{"malformed", vm1, "90:b8", "", errBadMAC},
+		{"another VM's NIC", "00000009-0000-4000-8000-000000000009", "90:b8:d0:00:00:01", "", errNotTheVMs},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := s.RepairNIC(ctx, zonegen.NIC{MAC: tc.mac})
+			got, err := s.RepairNIC(ctx, tc.vm, zonegen.NIC{MAC: tc.mac})
 			if !errors.Is(err, tc.wantErr) || (tc.wantErr == nil) != (err == nil) || got.NetworkUUID != tc.wantNetwork {
 				t.Errorf("RepairNIC(%s) = %+v, %v; want network %q, error %v", tc.mac, got, err, tc.wantNetwork, tc.wantErr)
 			}

@@ -28,12 +28,12 @@ type Servers interface {
 	Server(uuid string) (zonegen.Server, bool)
 }
 
-// Networks looks up NAPI networks with their pools and repairs NICs that
-// lack a network: feed.NAPI. Errors wrapping feed.ErrNotFound are NAPI's
+// Networks looks up NAPI networks with their pools and repairs VM vm's
+// NICs that lack a network or an address (feed.NeedsRepair): feed.NAPI. Errors wrapping feed.ErrNotFound are NAPI's
 // answer; others are outages.
 type Networks interface {
 	Network(ctx context.Context, uuid string) (zonegen.Network, error)
-	RepairNIC(ctx context.Context, nic zonegen.NIC) (zonegen.NIC, error)
+	RepairNIC(ctx context.Context, vm string, nic zonegen.NIC) (zonegen.NIC, error)
 }
 
 // Settings are the parts of the configuration the pipeline applies; they

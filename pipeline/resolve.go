@@ -58,8 +58,8 @@ func (r *resolver) resolve(ctx context.Context, vm zonegen.VM, memo *lookups) (z
 		if zonegen.IsAdminNIC(nic) {
 			continue
 		}
-		if nic.NetworkUUID == "" && nic.MAC != "" {
-			fixed, err := r.networks.RepairNIC(ctx, *nic)
+		if feed.NeedsRepair(nic) && nic.MAC != "" {
+			fixed, err := r.networks.RepairNIC(ctx, vm.UUID, *nic)
 			if err != nil && !errors.Is(err, feed.ErrNotFound) {
 				return v, &zonegen.Reason{Code: zonegen.ReasonNetworkUnknown, Detail: "nic " + nic.MAC + ": " + err.Error()}
 			}

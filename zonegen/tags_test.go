@@ -27,6 +27,11 @@ func TestParseServices(t *testing.T) {
 		{"srv udp", "_dns._udp:389", []Service{{Name: "_dns._udp", Ports: []Port{p(389, 0, 10)}}}, ""},
 		{"last key wins", "web:80:port=81:weight=1:weight=2", []Service{{Name: "web", Ports: []Port{p(81, 0, 2)}}}, ""},
 		{"merge ports", "foo:1234,foo:1235,bar", []Service{{Name: "foo", Ports: []Port{p(1234, 0, 10), p(1235, 0, 10)}}, {Name: "bar"}}, ""},
+		// One service listed twice is one service with every port it was
+		// given, each once (docs/differences.md).
+		{"same port twice", "foo:80,foo:80", []Service{{Name: "foo", Ports: []Port{p(80, 0, 10)}}}, ""},
+		{"bare then with a port", "foo,foo:80", []Service{{Name: "foo", Ports: []Port{p(80, 0, 10)}}}, ""},
+		{"same port, other priority", "foo:80,foo:80:priority=5", []Service{{Name: "foo", Ports: []Port{p(80, 0, 10), p(80, 5, 10)}}}, ""},
 		{"duplicate port once", "foo:80,foo:80,foo", []Service{{Name: "foo", Ports: []Port{p(80, 0, 10)}}}, ""},
 		{"priority without port", "foo:priority=3", []Service{{Name: "foo"}}, ""},
 		{"weight zero", "foo:80:weight=0", []Service{{Name: "foo", Ports: []Port{p(80, 0, 0)}}}, ""},

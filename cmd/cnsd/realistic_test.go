@@ -183,6 +183,10 @@ func checkRealistic(t *testing.T, f *mockcloud.Fixture, zones string) {
 		want     bool
 	}{
 		{"a NIC VMAPI shows without network_uuid is repaired from NAPI", "repaired0.inst.alice A 198.51.100.30", true},
+		{"a NIC VMAPI shows without an address takes NAPI's ip", "repaired1.inst.alice A 198.51.100.31", true},
+		{"a set-up compute node has its CMON name, also when down",
+			"ffcd88b9-d170-465a-9f05-f4d11a38b927.cmon CNAME cmon.dc1.cns.example.test.", true},
+		{"a compute node not set up has none", "f9493d41-7afd-4260-acd9-2a4017cdc79a.cmon CNAME cmon.dc1.cns.example.test.", false},
 		{"a destroyed VM publishes nothing", "old-web.inst.alice A 203.0.113.12", false},
 		{"a failed VM publishes nothing", "broken0.inst.alice A 203.0.113.13", false},
 		{"triton.cns.status true (a boolean) is not up", web + " A 203.0.113.16", false},
