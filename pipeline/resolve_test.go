@@ -38,7 +38,9 @@ func (noNetworks) Network(context.Context, string) (zonegen.Network, error) {
 	return zonegen.Network{}, errors.New("not asked")
 }
 
-func (noNetworks) RepairNIC(_ context.Context, _ string, nic zonegen.NIC) (zonegen.NIC, error) { return nic, nil }
+func (noNetworks) RepairNIC(_ context.Context, _ string, nic zonegen.NIC) (zonegen.NIC, error) {
+	return nic, nil
+}
 
 // TestOwnerOutageAsksOnce: in one pass over many VMs of different owners
 // while UFDS is down, UFDS is asked once; the other owners come from the
