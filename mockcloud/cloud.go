@@ -27,6 +27,8 @@ type Cloud struct {
 	feed *hub
 	// v2Only: see Options.ChangefeedV2Only.
 	v2Only bool
+	// refused: the requests answered as a real service refuses them.
+	refused refusals
 
 	mu  sync.Mutex // guards the fields below
 	vms map[string]*VM

@@ -105,7 +105,7 @@ func (f *Fixture) check() error {
 		}
 	}
 	for _, n := range f.NICs {
-		if err := claim("nic", normalMAC(n.MAC)); err != nil {
+		if err := claim("nic", macKey(n.MAC)); err != nil {
 			return err
 		}
 	}

@@ -19,6 +19,9 @@ func (c *Cloud) Handler() http.Handler {
 	mux.HandleFunc("GET /network_pools", c.listPools)
 	mux.HandleFunc("GET /network_pools/{uuid}", c.getPool)
 	mux.HandleFunc("GET /nics/{mac}", c.getNIC)
+	mux.HandleFunc("GET /_mock/refused", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string][]string{"refused": c.Refused()})
+	})
 	c.adminRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "ResourceNotFound", r.URL.Path+" does not exist")
@@ -33,11 +36,15 @@ type apiError struct {
 	Errors  []fieldError `json:"errors,omitempty"`
 }
 
-// fieldError is one entry of a ValidationFailed error's errors array.
+// fieldError is one entry of a validation error's errors array. Field is
+// a parameter name, or a list of them in NAPI's UnknownParameters; VMAPI's
+// ConflictingParameters names Fields instead, and its MissingParameter has
+// no message.
 type fieldError struct {
-	Field   string `json:"field"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Field   any      `json:"field,omitempty"`
+	Fields  []string `json:"fields,omitempty"`
+	Code    string   `json:"code"`
+	Message string   `json:"message,omitempty"`
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -53,10 +60,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
 	writeJSON(w, status, apiError{Code: code, Message: msg})
-}
-
-// writeInvalid answers 409 ValidationFailed, VMAPI's answer to bad
-// parameters.
-func writeInvalid(w http.ResponseWriter, errs []fieldError) {
-	writeJSON(w, http.StatusConflict, apiError{Code: "ValidationFailed", Message: "Invalid Parameters", Errors: errs})
 }

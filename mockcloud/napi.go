@@ -2,26 +2,28 @@ package mockcloud
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
-	"strings"
 )
 
-// listNetworks serves NAPI GET /networks with the filters a client uses to
-// guess a NIC's network: name, nic_tag, vlan_id, fabric; a page (limit,
-// offset) at a time.
+// listNetworks serves NAPI GET /networks after validating the query as
+// NAPI's LIST_SCHEMA does, with the filters a client uses to guess a
+// NIC's network: name and nic_tag (one value or several), vlan_id,
+// fabric; a page (limit, offset) at a time.
 func (c *Cloud) listNetworks(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	limit, offset, ok := pageOf(w, q)
-	if !ok {
+	p := parseParams(r.URL.RawQuery)
+	limit, offset, ref := napiListPage(p, networkListSchema)
+	if ref != nil {
+		c.refuse(w, r, ref)
 		return
 	}
 	c.mu.Lock()
 	out := []Network{}
 	for _, n := range c.networks {
-		if q.Has("name") && n.Name != q.Get("name") ||
-			q.Has("nic_tag") && n.NICTag != q.Get("nic_tag") ||
-			q.Has("vlan_id") && strconv.Itoa(n.VLANID) != q.Get("vlan_id") ||
-			q.Has("fabric") && strconv.FormatBool(n.Fabric) != q.Get("fabric") {
+		if p.has("name") && !slices.Contains(p.vals["name"], n.Name) ||
+			p.has("nic_tag") && !slices.Contains(p.vals["nic_tag"], n.NICTag) ||
+			p.has("vlan_id") && !vlanMatches(p, n.VLANID) ||
+			p.has("fabric") && strconv.FormatBool(n.Fabric) != p.vals.Get("fabric") {
 			continue
 		}
 		out = append(out, *n)
@@ -30,12 +32,26 @@ func (c *Cloud) listNetworks(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, page(out, limit, offset))
 }
 
+// vlanMatches compares vlan_id as a number, as NAPI stores it.
+func vlanMatches(p params, vlan int) bool {
+	n, _ := jsNumber(p.vals.Get("vlan_id"))
+	return int(n) == vlan
+}
+
+// getNetwork serves NAPI GET /networks/:uuid. NAPI answers any parameter
+// its GET_SCHEMA refuses (a uuid that is neither a UUID nor "admin", a
+// bad owner_uuid) with 404 "network not found", as it does a network it
+// lacks; the mock records the first kind as a refusal.
 func (c *Cloud) getNetwork(w http.ResponseWriter, r *http.Request) {
 	uuid := r.PathValue("uuid")
+	if errs := networkGetSchema.validate(withPath(parseParams(r.URL.RawQuery), "uuid", uuid)); len(errs) > 0 {
+		c.refuse(w, r, napiNotFound("network"))
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, n := range c.networks {
-		if n.UUID == uuid {
+		if n.UUID == uuid || uuid == "admin" && n.Name == "admin" {
 			writeJSON(w, http.StatusOK, n)
 			return
 		}
@@ -43,10 +59,12 @@ func (c *Cloud) getNetwork(w http.ResponseWriter, r *http.Request) {
 	writeError(w, http.StatusNotFound, "ResourceNotFound", "network not found")
 }
 
-// listPools serves NAPI GET /network_pools a page (limit, offset) at a time.
+// listPools serves NAPI GET /network_pools a page (limit, offset) at a
+// time after validating the query as the pools' LIST_SCHEMA does.
 func (c *Cloud) listPools(w http.ResponseWriter, r *http.Request) {
-	limit, offset, ok := pageOf(w, r.URL.Query())
-	if !ok {
+	limit, offset, ref := napiListPage(parseParams(r.URL.RawQuery), poolListSchema)
+	if ref != nil {
+		c.refuse(w, r, ref)
 		return
 	}
 	c.mu.Lock()
@@ -58,8 +76,14 @@ func (c *Cloud) listPools(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, page(out, limit, offset))
 }
 
+// getPool serves NAPI GET /network_pools/:uuid; a uuid that is not a
+// UUID is 422 InvalidParameters (the pools' GET_SCHEMA).
 func (c *Cloud) getPool(w http.ResponseWriter, r *http.Request) {
 	uuid := r.PathValue("uuid")
+	if errs := poolGetSchema.validate(withPath(parseParams(r.URL.RawQuery), "uuid", uuid)); len(errs) > 0 {
+		c.refuse(w, r, napiInvalidParams(errs))
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, p := range c.pools {
@@ -71,22 +95,21 @@ func (c *Cloud) getPool(w http.ResponseWriter, r *http.Request) {
 	writeError(w, http.StatusNotFound, "ResourceNotFound", "network pool not found")
 }
 
-// normalMAC accepts a MAC with or without colons, in any case, as NAPI
-// does, and returns the bare lower-case hex digits.
-func normalMAC(mac string) string {
-	return strings.ToLower(strings.ReplaceAll(strings.ReplaceAll(mac, ":", ""), "-", ""))
-}
-
 // getNIC serves NAPI GET /nics/:mac: from NAPI's own NIC table first (a
 // fixture's "nics", where NAPI may know a NIC no VM lists, or know the
 // network_uuid a VM's NIC lacks), then from the NICs of the VMs that are
 // not destroyed (NAPI frees a destroyed VM's NICs).
 func (c *Cloud) getNIC(w http.ResponseWriter, r *http.Request) {
-	mac := normalMAC(r.PathValue("mac"))
+	raw := r.PathValue("mac")
+	if errs := nicGetSchema.validate(withPath(parseParams(r.URL.RawQuery), "mac", raw)); len(errs) > 0 {
+		c.refuse(w, r, napiInvalidParams(errs))
+		return
+	}
+	mac := macKey(raw)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, n := range c.nics {
-		if normalMAC(n.MAC) == mac {
+		if macKey(n.MAC) == mac {
 			writeJSON(w, http.StatusOK, n)
 			return
 		}
@@ -96,7 +119,7 @@ func (c *Cloud) getNIC(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		for _, n := range v.NICs {
-			if normalMAC(n.MAC) == mac {
+			if macKey(n.MAC) == mac {
 				writeJSON(w, http.StatusOK, napiNIC(v, n))
 				return
 			}

@@ -1,26 +1,21 @@
 package mockcloud
 
-import (
-	"net/http"
-	"net/url"
-)
+import "strconv"
 
 // pageLimit is CNAPI's and NAPI's largest page, and their default.
 const pageLimit = 1000
 
-// pageOf reads limit and offset as CNAPI and NAPI take them: limit in
-// 1–1000 (default 1000), offset from 0. A bad value is answered with 400
-// InvalidParameters and ok false.
-func pageOf(w http.ResponseWriter, q url.Values) (limit, offset int, ok bool) {
-	var errs []fieldError
-	bad := func(field, msg string) { errs = append(errs, fieldError{field, "Invalid", msg}) }
-	limit = intParam(q, "limit", pageLimit, 1, pageLimit, bad)
-	offset = intParam(q, "offset", 0, 0, 1<<31, bad)
-	if len(errs) > 0 {
-		writeJSON(w, http.StatusBadRequest, apiError{Code: "InvalidParameters", Message: "Invalid parameters", Errors: errs})
-		return 0, 0, false
+// pageBounds reads the limit and offset of a CNAPI or NAPI list query
+// that passed its service's validation (default: 1000 from 0).
+func pageBounds(p params) (limit, offset int) {
+	limit = pageLimit
+	if v, ok := p.get("limit"); ok {
+		limit, _ = strconv.Atoi(v)
 	}
-	return limit, offset, true
+	if v, ok := p.get("offset"); ok {
+		offset, _ = strconv.Atoi(v)
+	}
+	return limit, max(offset, 0)
 }
 
 // page cuts items[offset:offset+limit], clamped to items.

@@ -49,7 +49,8 @@ func TestRoutes(t *testing.T) {
 				}
 			}},
 		{name: "one server", path: "/servers/" + f.Servers[0].UUID, status: 200, check: hasField("hostname", f.Servers[0].Hostname)},
-		{name: "unknown server", path: "/servers/nope", status: 404, check: isError("ResourceNotFound")},
+		{name: "unknown server", path: "/servers/00000000-0000-4000-8000-000000000000", status: 404, check: isError("ResourceNotFound")},
+		{name: "server uuid not a UUID", path: "/servers/nope", status: 409, check: isError("InvalidArgument")},
 		{name: "networks", path: "/networks", status: 200, check: hasLen(len(f.Networks))},
 		{name: "networks by nic_tag and vlan_id", path: "/networks?nic_tag=admin&vlan_id=0", status: 200, check: hasLen(1)},
 		{name: "one network", path: "/networks/" + f.Networks[netFabrics].UUID, status: 200,
@@ -59,7 +60,7 @@ func TestRoutes(t *testing.T) {
 					t.Errorf("fabric network %v", n)
 				}
 			}},
-		{name: "unknown network", path: "/networks/nope", status: 404, check: isError("ResourceNotFound")},
+		{name: "unknown network", path: "/networks/00000000-0000-4000-8000-000000000000", status: 404, check: isError("ResourceNotFound")},
 		{name: "pools", path: "/network_pools", status: 200, check: hasLen(len(f.NetworkPools))},
 		{name: "second page of pools", path: "/network_pools?limit=1&offset=1", status: 200, check: func(t *testing.T, body any) {
 			if l := body.([]any); len(l) != 1 || l[0].(map[string]any)["uuid"] != f.NetworkPools[1].UUID {
@@ -69,10 +70,10 @@ func TestRoutes(t *testing.T) {
 		{name: "pools past the end", path: "/network_pools?offset=1000", status: 200, check: hasLen(0)},
 		{name: "servers limit 0", path: "/servers?limit=0", status: 400, check: isError("InvalidParameters")},
 		{name: "servers limit 1001", path: "/servers?limit=1001", status: 400, check: isError("InvalidParameters")},
-		{name: "networks offset -1", path: "/networks?offset=-1", status: 400, check: isError("InvalidParameters")},
+		{name: "networks offset -1", path: "/networks?offset=-1", status: 422, check: isError("InvalidParameters")},
 		{name: "servers page", path: "/servers?limit=2&offset=1", status: 200, check: hasLen(min(2, len(f.Servers)-1))},
 		{name: "one pool", path: "/network_pools/" + f.NetworkPools[0].UUID, status: 200, check: hasField("name", "public")},
-		{name: "unknown pool", path: "/network_pools/nope", status: 404, check: isError("ResourceNotFound")},
+		{name: "unknown pool", path: "/network_pools/00000000-0000-4000-8000-000000000000", status: 404, check: isError("ResourceNotFound")},
 		{name: "nic by mac", path: "/nics/" + mac, status: 200, check: hasField("owner_uuid", owner)},
 		{name: "nic by mac without colons", path: "/nics/" + strings.ToUpper(strings.ReplaceAll(mac, ":", "")), status: 200,
 			check: hasField("belongs_to_type", "zone")},

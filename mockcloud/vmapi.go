@@ -2,9 +2,7 @@ package mockcloud
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,133 +11,90 @@ import (
 // maxListLimit is VMAPI's default and largest page size.
 const maxListLimit = 1000
 
-// listQuery is a parsed GET /vms query.
+// listQuery is a GET /vms query that passed validateListVms.
 type listQuery struct {
-	filters map[string]string // state, owner_uuid, server_uuid, uuid, alias
-	uuids   []string
-	limit   int
-	offset  int
-	marker  string // uuid of the last VM of the previous page
-	asc     bool
-	fields  string // the fields parameter, "" for whole VMs
+	p      params
+	limit  int
+	offset int
+	marker map[string]any // nil: none (absent, or JSON null)
+	sort   []sortOption   // as VMAPI hands them to moray
+	fields string         // the fields parameter, "" for whole VMs
 }
 
-// listParams are the GET /vms parameters the mock understands.
-var listParams = []string{"state", "owner_uuid", "server_uuid", "uuid", "alias", "uuids",
-	"limit", "offset", "marker", "sort", "fields"}
+// sortOption is one moray sort criterion; order "" is one VMAPI leaves
+// unset (sort=alias), which sorts ascending.
+type sortOption struct{ key, order string }
 
-// parseListQuery validates q as VMAPI does: unknown parameters, a limit
-// outside 1–1000, a marker that is not a JSON object with a uuid, and
-// offset together with marker are all ValidationFailed.
-func parseListQuery(q url.Values) (listQuery, []fieldError) {
-	lq := listQuery{filters: map[string]string{}, limit: maxListLimit}
-	var errs []fieldError
-	bad := func(field, msg string) { errs = append(errs, fieldError{field, "Invalid", msg}) }
-	for k := range q {
-		if !slices.Contains(listParams, k) {
-			bad(k, "unsupported parameter")
+// newListQuery reads a validated query. The sort is VMAPI's
+// _sortOptionsFromSortParam: the key asked for (ram meaning
+// max_physical_memory), then uuid descending unless the key is uuid.
+func newListQuery(p params) listQuery {
+	lq := listQuery{p: p, limit: maxListLimit}
+	if v, ok := p.get("limit"); ok {
+		n, _ := jsNumber(v)
+		lq.limit = int(n)
+	}
+	if v, ok := p.get("offset"); ok {
+		n, _ := jsNumber(v)
+		lq.offset = int(n)
+	}
+	if v, ok := p.get("marker"); ok {
+		json.Unmarshal([]byte(v), &lq.marker) // validated
+		if ts, ok := lq.marker["create_timestamp"]; ok {
+			ms, _ := timestampMillis(jsString(ts))
+			lq.marker["create_timestamp"] = float64(ms)
 		}
 	}
-	for _, k := range []string{"state", "owner_uuid", "server_uuid", "uuid", "alias"} {
-		if q.Has(k) {
-			lq.filters[k] = q.Get(k)
+	lq.fields, _ = p.get("fields")
+	if s, _ := p.get("sort"); s != "" {
+		parts := strings.Split(s, ".")
+		key, order := parts[0], ""
+		if key == "ram" {
+			key = "max_physical_memory"
 		}
-	}
-	if q.Has("fields") {
-		lq.fields = q.Get("fields")
-		if !validListFields(lq.fields) {
-			bad("fields", "Invalid values: "+lq.fields)
+		if len(parts) > 1 {
+			order = strings.ToUpper(parts[1])
 		}
+		lq.sort = append(lq.sort, sortOption{key, order})
 	}
-	if s := q.Get("uuids"); s != "" {
-		lq.uuids = strings.Split(s, ",")
+	if len(lq.sort) == 0 || lq.sort[0].key != "uuid" {
+		lq.sort = append(lq.sort, sortOption{"uuid", "DESC"})
 	}
-	lq.limit = intParam(q, "limit", maxListLimit, 1, maxListLimit, bad)
-	lq.offset = intParam(q, "offset", 0, 0, 1<<31, bad)
-	if q.Has("marker") {
-		lq.marker = parseMarker(q.Get("marker"), bad)
-		if q.Has("offset") {
-			bad("offset", "offset and marker cannot be used at the same time")
-		}
-	}
-	switch strings.ToLower(q.Get("sort")) {
-	case "", "uuid", "uuid.desc", "desc":
-	case "uuid.asc", "asc":
-		lq.asc = true
-	default:
-		bad("sort", "the mock sorts by uuid only")
-	}
-	return lq, errs
+	return lq
 }
 
-// intParam reads an integer parameter in [lo, hi], or def when absent.
-func intParam(q url.Values, name string, def, lo, hi int, bad func(field, msg string)) int {
-	if !q.Has(name) {
-		return def
-	}
-	n, err := strconv.Atoi(q.Get(name))
-	if err != nil || n < lo || n > hi {
-		bad(name, fmt.Sprintf("not a number between %d and %d", lo, hi))
-	}
-	return n
-}
-
-// parseMarker returns the uuid of a VMAPI marker, a JSON object naming the
-// last VM of the previous page.
-func parseMarker(s string, bad func(field, msg string)) string {
-	var m struct {
-		UUID *string `json:"uuid"`
-	}
-	if err := json.Unmarshal([]byte(s), &m); err != nil || m.UUID == nil {
-		bad("marker", "Invalid marker: "+s)
-		return ""
-	}
-	return *m.UUID
-}
-
-// matches applies the filters; state=active is every VM not destroyed
-// and not failed.
-func (lq *listQuery) matches(v *VM) bool {
-	for k, want := range lq.filters {
-		var got string
-		switch k {
-		case "state":
-			if want == "active" {
-				if v.State == "destroyed" || v.State == "failed" {
-					return false
-				}
-				continue
-			}
-			got = v.State
-		case "owner_uuid":
-			got = v.OwnerUUID
-		case "server_uuid":
-			got = v.ServerUUID
-		case "uuid":
-			got = v.UUID
-		case "alias":
-			got = v.Alias
-		}
-		if got != want {
-			return false
+// unsupported names a valid parameter the mock does not evaluate, which it
+// answers with 501 rather than with a listing that ignores it.
+func (lq *listQuery) unsupported() string {
+	for _, name := range []string{"predicate", "query"} {
+		if v, _ := lq.p.get(name); v != "" {
+			return name
 		}
 	}
-	return lq.uuids == nil || slices.Contains(lq.uuids, v.UUID)
+	return ""
 }
 
-// listVMs serves GET /vms: sorted by uuid, descending unless sort asks
-// otherwise, as VMAPI does so that a marker is the last uuid seen; the
-// total number of matches goes in x-joyent-resource-count.
+// listVMs serves GET /vms: validated as VMAPI validates it, filtered,
+// sorted and paged as VMAPI's moray layer does; the number of matches
+// (marker, offset and limit aside) goes in x-joyent-resource-count.
 func (c *Cloud) listVMs(w http.ResponseWriter, r *http.Request) {
-	lq, errs := parseListQuery(r.URL.Query())
-	if errs != nil {
-		writeInvalid(w, errs)
+	p := parseParams(r.URL.RawQuery)
+	if ref := validateListVms(p); ref != nil {
+		c.refuse(w, r, ref)
+		return
+	}
+	lq := newListQuery(p)
+	if name := lq.unsupported(); name != "" {
+		writeError(w, http.StatusNotImplemented, "NotImplemented", "mockcloud does not evaluate "+name)
+		return
+	}
+	if lq.marker != nil && lq.sort[0].order == "" {
+		// VMAPI asserts that every sort option has an order before it
+		// builds the marker's filter, and fails.
+		writeError(w, http.StatusInternalServerError, "InternalError", "sortOption.order must be a string")
 		return
 	}
 	page, count := c.pageLocked(lq)
-	if page == nil {
-		page = []VM{}
-	}
 	w.Header().Set("x-joyent-resource-count", strconv.Itoa(count))
 	if lq.fields != "" {
 		picked := make([]map[string]any, len(page))
@@ -157,42 +112,95 @@ func (c *Cloud) listVMs(w http.ResponseWriter, r *http.Request) {
 func (c *Cloud) pageLocked(lq listQuery) ([]VM, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	uuids := c.sortedLocked()
-	var page []VM
-	count, skipped := 0, 0
-	for i := range uuids {
-		if !lq.asc {
-			i = len(uuids) - 1 - i
+	var matched []*VM
+	for _, id := range c.sortedLocked() {
+		if v := c.vms[id]; lq.matches(v) {
+			matched = append(matched, v)
 		}
-		v := c.vms[uuids[i]]
-		if !lq.matches(v) {
-			continue
+	}
+	lq.order(matched)
+	page := []VM{}
+	skipped := 0
+	for _, v := range matched {
+		if len(page) == lq.limit {
+			break
 		}
-		count++
-		if lq.marker != "" && (lq.asc && v.UUID <= lq.marker || !lq.asc && v.UUID >= lq.marker) {
+		if !lq.afterMarker(v) {
 			continue
 		}
 		if skipped < lq.offset {
 			skipped++
 			continue
 		}
-		if len(page) < lq.limit {
-			page = append(page, cloneVM(*v))
-		}
+		page = append(page, cloneVM(*v))
 	}
-	return page, count
+	return page, len(matched)
 }
 
-// getVM serves GET /vms/:uuid; destroyed VMs are still found. GetVm does
-// not check its fields parameter: it renders the properties named, and a
-// name the VM lacks is left out.
+// order sorts vms, given in ascending uuid order, by the sort options.
+func (lq *listQuery) order(vms []*VM) {
+	if lq.sort[0].key == "uuid" {
+		if lq.sort[0].order == "DESC" {
+			slices.Reverse(vms)
+		}
+		return
+	}
+	slices.SortStableFunc(vms, func(a, b *VM) int {
+		for _, o := range lq.sort {
+			n := compareValues(vmValue(a, o.key), vmValue(b, o.key))
+			if o.order == "DESC" {
+				n = -n
+			}
+			if n != 0 {
+				return n
+			}
+		}
+		return 0
+	})
+}
+
+// afterMarker is VMAPI's marker filter: for each key of the marker, the
+// VM's value is at most (descending order, the default for a key not
+// sorted on) or at least (ascending) the marker's; the VM the marker
+// names is left out.
+func (lq *listQuery) afterMarker(v *VM) bool {
+	if lq.marker == nil {
+		return true
+	}
+	if id, ok := lq.marker["uuid"].(string); ok && id == v.UUID {
+		return false
+	}
+	for k, mv := range lq.marker {
+		order := "DESC"
+		for _, o := range lq.sort {
+			if o.key == k {
+				order = o.order
+			}
+		}
+		n := compareValues(vmValue(v, k), mv)
+		if order == "DESC" && n > 0 || order != "DESC" && n < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// getVM serves GET /vms/:uuid; destroyed VMs are still found. GetVm
+// checks the uuid and owner_uuid (validateGetVm) and nothing else: it
+// renders the fields named, and a name the VM lacks is left out.
 func (c *Cloud) getVM(w http.ResponseWriter, r *http.Request) {
-	v, ok := c.VM(r.PathValue("uuid"))
-	if !ok {
+	uuid := r.PathValue("uuid")
+	p := parseParams(r.URL.RawQuery)
+	if ref := validateGetVm(uuid, p); ref != nil {
+		c.refuse(w, r, ref)
+		return
+	}
+	v, ok := c.VM(uuid)
+	if owner, _ := p.get("owner_uuid"); !ok || owner != "" && owner != v.OwnerUUID {
 		writeError(w, http.StatusNotFound, "ResourceNotFound", "VM not found")
 		return
 	}
-	if f := r.URL.Query().Get("fields"); f != "" {
+	if f, _ := p.get("fields"); f != "" {
 		writeJSON(w, http.StatusOK, pickFields(v, f))
 		return
 	}
