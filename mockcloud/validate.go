@@ -82,20 +82,25 @@ type refusals struct {
 // refuse answers r with ref, logs it and records it: a client the real
 // service would refuse the same way must see it happen in tests.
 func (c *Cloud) refuse(w http.ResponseWriter, r *http.Request, ref *refusal) {
-	b := jsonText(ref.body)
-	line := fmt.Sprintf("%s %s: %d %s", r.Method, r.URL.RequestURI(), ref.status, b)
-	c.log.Warn("request refused as the real service would", "request", r.Method+" "+r.URL.RequestURI(),
-		"status", ref.status, "body", b)
-	c.refused.mu.Lock()
-	c.refused.list = append(c.refused.list, line)
-	c.refused.mu.Unlock()
+	c.recordRefusal(r, fmt.Sprintf("%d %s", ref.status, jsonText(ref.body)))
 	writeJSON(w, ref.status, ref.body)
 }
 
+// recordRefusal logs and records that r was refused with answer (a
+// status and body, or a changefeed close reason).
+func (c *Cloud) recordRefusal(r *http.Request, answer string) {
+	request := r.Method + " " + r.URL.RequestURI()
+	c.log.Warn("request refused as the real service would", "request", request, "answer", answer)
+	c.refused.mu.Lock()
+	c.refused.list = append(c.refused.list, request+": "+answer)
+	c.refused.mu.Unlock()
+}
+
 // Refused lists, in order, every request the cloud refused because a real
-// service would refuse its parameters or path (docs/mockcloud.md,
-// "Validation rules"): method, path and query, status and error body.
-// Not-found answers are not refusals.
+// service would refuse its parameters, path or changefeed registration
+// (docs/mockcloud.md, "Validation rules"): method, path and query, then
+// the status and error body or the close reason. Not-found answers for
+// well-formed identifiers are not refusals.
 func (c *Cloud) Refused() []string {
 	c.refused.mu.Lock()
 	defer c.refused.mu.Unlock()

@@ -99,7 +99,8 @@ func (c *Cloud) serveChangefeed(w http.ResponseWriter, r *http.Request) {
 	}
 	v2 := wantsV2(r.Header.Get("Accept-Version"))
 	if c.v2Only && !v2 {
-		writeError(w, http.StatusBadRequest, "InvalidVersion", "GET /changefeeds supports versions: 2.0.0")
+		c.refuse(w, r, &refusal{status: http.StatusBadRequest,
+			body: apiError{Code: "InvalidVersion", Message: "GET /changefeeds supports versions: 2.0.0"}})
 		return
 	}
 	// Old reference clients send no Sec-WebSocket-Version; gorilla would
@@ -117,13 +118,15 @@ func (c *Cloud) serveChangefeed(w http.ResponseWriter, r *http.Request) {
 		out: make(chan []byte, sendQueue), done: make(chan struct{})}
 	c.feed.add(conn)
 	go conn.writeLoop()
-	c.feed.serveFeed(conn, v2)
+	c.feed.serveFeed(conn, v2, func(reason string) { c.recordRefusal(r, "changefeed closed: "+reason) })
 }
 
 // serveFeed reads the registration, then reads and ignores everything else
 // (the client's heartbeat frames) until the connection ends; pings are
-// answered by the ping handler during those reads.
-func (h *hub) serveFeed(conn *wsConn, v2 bool) {
+// answered by the ping handler during those reads. A registration the
+// reference publisher would refuse is handed to refused before the
+// connection is closed with its reason.
+func (h *hub) serveFeed(conn *wsConn, v2 bool, refused func(reason string)) {
 	defer h.detach(conn)
 	defer conn.cut()
 	ws := conn.ws
@@ -142,7 +145,7 @@ func (h *hub) serveFeed(conn *wsConn, v2 bool) {
 	}
 	sub, reason := parseRegistration(msg, v2, h.resources)
 	if reason != "" {
-		conn.log.Info("changefeed registration refused", "reason", reason)
+		refused(reason)
 		conn.closeWith(reason)
 		return
 	}
