@@ -13,6 +13,12 @@
 // metadata hold values of any JSON type, and NAPI's own NIC table answers
 // GET /nics/:mac (docs/mockcloud.md, "Fixture format").
 //
+// It is as strict as the services: a request whose parameters, values,
+// paging or path identifier the real VMAPI, CNAPI or NAPI refuses is
+// refused with that service's status and error body, logged, and listed by
+// Refused, so that a test can require that its client sent nothing a real
+// cloud would refuse (docs/mockcloud.md, "Validation rules").
+//
 // The UFDS (LDAP) half is not served here; accounts are stored and their
 // changes recorded as a numbered changelog (UserChanges) for it to serve.
 //
