@@ -126,6 +126,8 @@ func TestVMAPIValidation(t *testing.T) {
 			vmapiInvalidBody("predicate", "Predicate syntax error: Error: found too many keys: 2. expected one")},
 		{"predicate bad operator", "/vms?predicate=" + q(`{"like":["alias","x"]}`), 409,
 			vmapiInvalidBody("predicate", "Predicate syntax error: Error: invalid key: like")},
+		{"predicate constant an object", "/vms?predicate=" + q(`{"eq":["alias",{}]}`), 409,
+			vmapiInvalidBody("predicate", "Predicate syntax error: Error: predicate constant is not a constant: got {}.")},
 		{"parameter sent twice", "/vms?state=active&state=running", 409, vmapiInvalidBody("state", "Invalid parameter")},
 		{"errors in VMAPI's order", "/vms?zzz=1&limit=0&alias=-", 409, vmapiFailed(
 			`{"field":"zzz","code":"Invalid","message":"Invalid parameter"},` +

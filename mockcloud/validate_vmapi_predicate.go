@@ -2,7 +2,6 @@ package mockcloud
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -10,6 +9,16 @@ import (
 
 // VMAPI's predicate rule: createValidateJSONPredicateFn (sdc-vmapi
 // lib/common/validation.js) over predValidateSyntax (lib/common/predicate.js).
+
+// syntaxError is a predicate syntax error worded as VMAPI words it, full
+// stops included.
+type syntaxError string
+
+func (e syntaxError) Error() string { return string(e) }
+
+func syntaxErrorf(format string, args ...any) error {
+	return syntaxError(fmt.Sprintf(format, args...))
+}
 
 var (
 	predRelations = []string{"lt", "le", "gt", "ge", "eq", "ne"}
@@ -76,14 +85,14 @@ func predValidateSyntax(pred any) error {
 	switch pred.(type) {
 	case map[string]any, []any:
 	default:
-		return errors.New("predicate must be an object")
+		return syntaxError("predicate must be an object")
 	}
 	keys := jsKeys(pred)
 	if len(keys) > 1 {
-		return fmt.Errorf("found too many keys: %d. expected one", len(keys))
+		return syntaxErrorf("found too many keys: %d. expected one", len(keys))
 	}
 	if len(keys) == 0 {
-		return errors.New("predicate is missing a key")
+		return syntaxError("predicate is missing a key")
 	}
 	key := keys[0]
 	val := jsIndex(pred, key)
@@ -93,7 +102,7 @@ func predValidateSyntax(pred any) error {
 	case slices.Contains(predLogicals, key):
 		return predValidateLog(val, key)
 	}
-	return fmt.Errorf("invalid key: %s", key)
+	return syntaxErrorf("invalid key: %s", key)
 }
 
 // jsTruthy is JavaScript's truthiness of a decoded JSON value.
@@ -113,35 +122,35 @@ func jsTruthy(v any) bool {
 
 func predValidateRel(val any, key string) error {
 	if !jsTruthy(val) {
-		return fmt.Errorf("predicate is missing key %s", jsonText(key))
+		return syntaxErrorf("predicate is missing key %s", jsonText(key))
 	}
 	arr, ok := val.([]any)
 	if !ok {
-		return errors.New("predicate key does not point to an array")
+		return syntaxError("predicate key does not point to an array")
 	}
 	if len(arr) != 2 {
-		return fmt.Errorf("predicate key does not point to an array of two elements: found %d elements", len(arr))
+		return syntaxErrorf("predicate key does not point to an array of two elements: found %d elements", len(arr))
 	}
 	if _, ok := arr[0].(string); !ok {
-		return fmt.Errorf("predicate field is not a string: got %s.", jsonText(arr[0]))
+		return syntaxErrorf("predicate field is not a string: got %s.", jsonText(arr[0]))
 	}
 	switch arr[1].(type) {
 	case string, float64, bool:
 		return nil
 	}
-	return fmt.Errorf("predicate constant is not a constant: got %s.", jsonText(arr[1]))
+	return syntaxErrorf("predicate constant is not a constant: got %s.", jsonText(arr[1]))
 }
 
 func predValidateLog(val any, key string) error {
 	if !jsTruthy(val) {
-		return fmt.Errorf("logical expr is missing key %s", jsonText(key))
+		return syntaxErrorf("logical expr is missing key %s", jsonText(key))
 	}
 	arr, ok := val.([]any)
 	if !ok {
-		return errors.New("logical expr key does not point to an array")
+		return syntaxError("logical expr key does not point to an array")
 	}
 	if len(arr) < 2 {
-		return fmt.Errorf(`logical expr key "%s" does not contain enough elements: found %d, expected at least two`, key, len(arr))
+		return syntaxErrorf(`logical expr key "%s" does not contain enough elements: found %d, expected at least two`, key, len(arr))
 	}
 	for _, sub := range arr {
 		if err := predValidateSyntax(sub); err != nil {
