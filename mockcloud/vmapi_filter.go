@@ -111,12 +111,19 @@ func valueText(v any) string {
 	return jsString(v)
 }
 
-// compareValues orders two stored values: numerically when both are
-// numbers (a number written as text counts), by text otherwise; a missing
-// value sorts last.
+// compareValues orders two stored values: two strings by text; a number
+// and another number, or a number and a string holding one, numerically;
+// anything else by text; a missing value sorts last.
 func compareValues(a, b any) int {
 	if a == nil || b == nil {
 		return cmp.Compare(boolInt(a == nil), boolInt(b == nil))
+	}
+	// Two strings compare as text: this is every marker comparison of a
+	// uuid listing, which must not pay for parsing uuids as numbers.
+	if as, ok := a.(string); ok {
+		if bs, ok := b.(string); ok {
+			return strings.Compare(as, bs)
+		}
 	}
 	fa, aNum := number(a)
 	fb, bNum := number(b)
