@@ -8,22 +8,68 @@ import (
 	"strings"
 )
 
-// serverView copies s for an answer, keeping sysinfo only when asked for.
-func serverView(s *Server, sysinfo bool) Server {
-	out := *s
-	out.Sysinfo = nil
-	if sysinfo {
-		out.Sysinfo = maps.Clone(s.Sysinfo)
+// serverExtras are CNAPI's extras: the properties of a server it sends
+// only when asked (sdc-cnapi lib/models/server.js, getFinal and
+// filterFields). Status and last_heartbeat are always asked for by the
+// listing endpoint, with or without an extras parameter.
+type serverExtras map[string]bool
+
+// everyExtra is extras=all, and what ServerGet sends.
+var everyExtra = serverExtras{"agents": true, "disk": true, "last_heartbeat": true, "memory": true,
+	"status": true, "sysinfo": true, "vms": true}
+
+// extrasOf reads ServerList's extras parameter (comma-separated); "all"
+// and "capacity" ask for everything, as in CNAPI.
+func extrasOf(p params) serverExtras {
+	out := serverExtras{"status": true, "last_heartbeat": true}
+	v, _ := p.get("extras")
+	for _, e := range strings.Split(v, ",") {
+		if e == "all" || e == "capacity" {
+			return everyExtra
+		}
+		out[e] = true
 	}
 	return out
 }
 
-// wantsSysinfo reads CNAPI's extras parameter (comma-separated; "all"
-// includes everything). Other extras are accepted and have nothing to add.
-func wantsSysinfo(p params) bool {
-	v, _ := p.get("extras")
-	extras := strings.Split(v, ",")
-	return slices.Contains(extras, "sysinfo") || slices.Contains(extras, "all")
+// extraKeyGate names the extra each gated property of a server belongs to,
+// for the properties the mock keeps in Extra.
+var extraKeyGate = map[string]string{
+	"agents": "agents", "vms": "vms",
+	"memory_arc_bytes": "memory", "memory_available_bytes": "memory",
+	"memory_provisionable_bytes": "memory", "memory_total_bytes": "memory",
+	"disk_cores_quota_bytes": "disk", "disk_cores_quota_used_bytes": "disk",
+	"disk_installed_images_used_bytes": "disk", "disk_kvm_quota_bytes": "disk",
+	"disk_kvm_quota_used_bytes": "disk", "disk_kvm_zvol_used_bytes": "disk",
+	"disk_kvm_zvol_volsize_bytes": "disk", "disk_pool_alloc_bytes": "disk",
+	"disk_pool_size_bytes": "disk", "disk_system_used_bytes": "disk",
+	"disk_zone_quota_bytes": "disk", "disk_zone_quota_used_bytes": "disk",
+}
+
+// serverView copies s for an answer with only the extras asked for: a
+// client that forgot to ask for sysinfo must not find it.
+func serverView(s *Server, extras serverExtras) Server {
+	out := *s
+	out.Sysinfo = nil
+	if extras["sysinfo"] {
+		out.Sysinfo = maps.Clone(s.Sysinfo)
+	}
+	if !extras["status"] {
+		out.Status = ""
+	}
+	if !extras["last_heartbeat"] {
+		out.LastHeartbeat = ""
+	}
+	out.Extra = nil
+	for k, v := range s.Extra {
+		if gate, gated := extraKeyGate[k]; !gated || extras[gate] {
+			if out.Extra == nil {
+				out.Extra = Extra{}
+			}
+			out.Extra[k] = v
+		}
+	}
+	return out
 }
 
 // serverMatches applies ServerList's filters: the booleans setup,
@@ -58,12 +104,12 @@ func (c *Cloud) listServers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	limit, offset := pageBounds(p)
-	sysinfo := wantsSysinfo(p)
+	extras := extrasOf(p)
 	c.mu.Lock()
 	out := []Server{}
 	for _, s := range c.servers {
 		if serverMatches(s, p) {
-			out = append(out, serverView(s, sysinfo))
+			out = append(out, serverView(s, extras))
 		}
 	}
 	c.mu.Unlock()
@@ -105,7 +151,7 @@ func (c *Cloud) getServer(w http.ResponseWriter, r *http.Request) {
 		defer c.mu.Unlock()
 		for _, s := range c.servers {
 			if s.UUID == uuid {
-				v := serverView(s, true)
+				v := serverView(s, everyExtra)
 				found = &v
 			}
 		}

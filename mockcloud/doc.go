@@ -19,8 +19,9 @@
 // Refused, so that a test can require that its client sent nothing a real
 // cloud would refuse (docs/mockcloud.md, "Validation rules").
 //
-// The UFDS (LDAP) half is not served here; accounts are stored and their
-// changes recorded as a numbered changelog (UserChanges) for it to serve.
+// The UFDS (LDAP) half is served by package mockcloud/ufds, a real slapd:
+// this package keeps the accounts and records their changes as a numbered
+// changelog (UserChanges), which that one loads and mirrors.
 //
 // mockcloud shares no code with the rest of cnsd: it may import only the
 // standard library and gorilla/websocket, so that it stays an independent

@@ -197,3 +197,61 @@ func TestNICFromNAPITable(t *testing.T) {
 		t.Errorf("GET /nics/%s = %+v, want it derived from VM %s with its extra keys", nat.NICs[1].MAC, n, nat.UUID)
 	}
 }
+
+// TestServerExtras: CNAPI's listing sends agents, vms, memory_*, disk_*
+// and sysinfo only when extras asks for them (status and last_heartbeat
+// always); ServerGet and extras=all send the server whole.
+func TestServerExtras(t *testing.T) {
+	b, err := os.ReadFile(realisticPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := rawFixture(t, b)["servers"][0]
+	f, err := DecodeFixture(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, srv := serveFixture(t, f)
+	uuid := want["uuid"].(string)
+	first := func(query string) map[string]any {
+		var servers []map[string]any
+		getJSON(t, srv.URL+"/servers"+query, 200, &servers)
+		for _, s := range servers {
+			if s["uuid"] == uuid {
+				return s
+			}
+		}
+		t.Fatalf("GET /servers%s does not list %s", query, uuid)
+		return nil
+	}
+	tests := []struct {
+		query      string
+		has, lacks []string
+	}{
+		{"", []string{"status", "last_heartbeat", "traits"}, []string{"sysinfo", "vms", "agents", "memory_total_bytes", "disk_pool_size_bytes"}},
+		{"?extras=sysinfo", []string{"sysinfo", "status", "last_heartbeat"}, []string{"vms", "agents", "memory_total_bytes"}},
+		{"?extras=vms,memory", []string{"vms", "memory_total_bytes", "status"}, []string{"sysinfo", "agents", "disk_pool_size_bytes"}},
+		{"?extras=disk,agents", []string{"agents", "disk_pool_size_bytes"}, []string{"sysinfo", "vms", "memory_arc_bytes"}},
+	}
+	for _, tt := range tests {
+		got := first(tt.query)
+		for _, k := range tt.has {
+			if _, ok := got[k]; !ok {
+				t.Errorf("GET /servers%s: no %q", tt.query, k)
+			}
+		}
+		for _, k := range tt.lacks {
+			if _, ok := got[k]; ok {
+				t.Errorf("GET /servers%s sends %q, which CNAPI sends only when asked", tt.query, k)
+			}
+		}
+	}
+	if got := first("?extras=all"); !reflect.DeepEqual(got, want) {
+		t.Errorf("GET /servers?extras=all = %v, want the server whole %v", got, want)
+	}
+	var got map[string]any
+	getJSON(t, srv.URL+"/servers/"+uuid, 200, &got)
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("GET /servers/%s = %v, want the server whole %v", uuid, got, want)
+	}
+}

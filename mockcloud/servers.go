@@ -26,7 +26,7 @@ func (c *Cloud) UpdateServer(uuid string, p ServerPatch) (Server, error) {
 		set(&s.LastBoot, p.LastBoot)
 		set(&s.LastHeartbeat, p.LastHeartbeat)
 		set(&s.Hostname, p.Hostname)
-		return serverView(s, true), nil
+		return serverView(s, everyExtra), nil
 	}
 	return Server{}, fmt.Errorf("update server %s: %w", uuid, ErrNotFound)
 }
