@@ -30,13 +30,17 @@ type Cloud interface {
 
 // FeedStatus is the state of the writer's cloud feed.
 type FeedStatus struct {
-	Connected  bool      // the VMAPI changefeed is established
-	VMs        int       // VMs known
-	Unresolved int       // VMs waiting for a lookup
-	Queued     int       // changes received, not applied yet
-	Listings   int64     // complete VM listings applied
-	Commits    int64     // commits to the store
-	LastChange time.Time // when a change was last applied; zero: never
+	Connected  bool // the VMAPI changefeed is established
+	VMs        int  // VMs known
+	Unresolved int  // VMs waiting for a lookup
+	Queued     int  // changes received, not applied yet
+	// PendingSources are the sources (VMs) whose records wait to be
+	// committed: they pile up, one entry per source, while the store
+	// cannot be written.
+	PendingSources int
+	Listings       int64     // complete VM listings applied
+	Commits        int64     // commits to the store
+	LastChange     time.Time // when a change was last applied; zero: never
 }
 
 // ErrNothingHeld is wrapped by Cloud.ConfirmDeletion when no deletion is

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -20,7 +21,9 @@ type collector struct {
 
 	pending, heldVMs, heldRecords *prometheus.Desc
 
-	feedConnected, feedVMs, feedUnresolved, feedQueued, feedLag, listings, commits *prometheus.Desc
+	feedConnected, feedVMs, feedUnresolved, feedQueued, feedLag, listings, commits, pendingSources *prometheus.Desc
+
+	storeUp, storeWriter, writesRefused, redisAOF *prometheus.Desc
 }
 
 func newCollector(s *Server) *collector {
@@ -55,6 +58,11 @@ func newCollector(s *Server) *collector {
 		feedLag:        d("feed_last_change_age_seconds", "Seconds since the writer last applied a change or listing from the cloud."),
 		listings:       d("feed_listings_total", "Complete VM listings applied (each changefeed connection starts with one)."),
 		commits:        d("commits_total", "Commits of VM records to the store."),
+		pendingSources: d("store_pending_sources", "Sources (VMs) whose records wait to be committed, e.g. while Redis is down (writer only)."),
+		storeUp:        d("store_up", "1 when the store answered just now, 0 while it is unreachable (DNS is served from the zones last loaded)."),
+		storeWriter:    d("store_writer", "1 when this process holds the writer lease."),
+		writesRefused:  d("store_writes_refused", "1 while the writer refuses to write because Redis does not persist with an append-only file."),
+		redisAOF:       d("redis_aof", "1 when Redis has appendonly yes, 0 when no, -1 when it refuses CONFIG GET; labelled with appendfsync.", "appendfsync"),
 	}
 }
 
@@ -66,7 +74,8 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.queries, c.transfers, c.refused, c.msgs, c.xbytes,
 		c.peerSerial, c.peerLag, c.peerStale, c.notifySent, c.notifyFailed, c.peerXfr,
 		c.pending, c.heldVMs, c.heldRecords,
-		c.feedConnected, c.feedVMs, c.feedUnresolved, c.feedQueued, c.feedLag, c.listings, c.commits,
+		c.feedConnected, c.feedVMs, c.feedUnresolved, c.feedQueued, c.feedLag, c.listings, c.commits, c.pendingSources,
+		c.storeUp, c.storeWriter, c.writesRefused, c.redisAOF,
 	}
 }
 
@@ -81,6 +90,31 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	c.collectDNS(ch)
 	c.collectPeers(ch)
 	c.collectCloud(ch)
+	c.collectStore(ch)
+}
+
+// collectStore reports the store's health when cmd/cnsd has set it.
+func (c *collector) collectStore(ch chan<- prometheus.Metric) {
+	h := c.s.getHealth()
+	if h == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	st := h.Store(ctx)
+	gauge(ch, c.storeUp, boolValue(st.Up))
+	gauge(ch, c.storeWriter, boolValue(st.Writer))
+	gauge(ch, c.writesRefused, boolValue(st.WritesRefused))
+	if st.Redis != nil {
+		gauge(ch, c.redisAOF, float64(st.Redis.AOF), st.Redis.AppendFsync)
+	}
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // collectCloud reports the writer's pipeline; other processes have none
@@ -100,6 +134,7 @@ func (c *collector) collectCloud(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.feedVMs, prometheus.GaugeValue, float64(f.VMs))
 	ch <- prometheus.MustNewConstMetric(c.feedUnresolved, prometheus.GaugeValue, float64(f.Unresolved))
 	ch <- prometheus.MustNewConstMetric(c.feedQueued, prometheus.GaugeValue, float64(f.Queued))
+	gauge(ch, c.pendingSources, float64(f.PendingSources))
 	if !f.LastChange.IsZero() {
 		ch <- prometheus.MustNewConstMetric(c.feedLag, prometheus.GaugeValue, time.Since(f.LastChange).Seconds())
 	}

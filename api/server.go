@@ -46,11 +46,13 @@ type Server struct {
 	mux   *http.ServeMux
 	cloud atomic.Pointer[Cloud]
 	ttl   atomic.Pointer[schema.TTLConfig]
+
+	health healthHolder
 }
 
 // New returns the API over zones and the DNS server. A non-empty token
 // must be presented as "Authorization: Bearer <token>" on every route
-// but GET /ping.
+// but GET /ping and GET /ready, which probes call.
 func New(zones Zones, dns DNS, token string, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -61,6 +63,7 @@ func New(zones Zones, dns DNS, token string, log *slog.Logger) *Server {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(newCollector(s), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	s.mux.HandleFunc("GET /ping", s.ping)
+	s.mux.HandleFunc("GET /ready", s.getReady)
 	s.mux.HandleFunc("GET /zones", s.authorized(s.getZones))
 	s.mux.HandleFunc("GET /peers", s.authorized(s.getPeers))
 	s.mux.HandleFunc("GET /peer/{addr}", s.authorized(s.getPeer))

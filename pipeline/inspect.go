@@ -70,12 +70,16 @@ func (p *Pipeline) pendingLocked() []PendingRemoval {
 
 // Stats are the pipeline's figures for the metrics.
 type Stats struct {
-	VMs        int       // VMs known
-	Unresolved int       // VMs waiting for a lookup
-	Queued     int       // changes received and not applied yet
-	Listings   int64     // complete listings applied
-	Commits    int64     // commits to the store
-	LastChange time.Time // when a change or listing was last applied
+	VMs        int // VMs known
+	Unresolved int // VMs waiting for a lookup
+	Queued     int // changes received and not applied yet
+	// PendingSources are the sources whose contributions wait to be
+	// committed (store.Batcher.Pending): one per VM however many
+	// changes it had, so the count stays bounded during a store outage.
+	PendingSources int
+	Listings       int64     // complete listings applied
+	Commits        int64     // commits to the store
+	LastChange     time.Time // when a change or listing was last applied
 }
 
 // Stats returns the pipeline's figures now.
@@ -84,5 +88,5 @@ func (p *Pipeline) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return Stats{VMs: len(p.vms), Unresolved: len(p.retry), Queued: queued, Listings: p.listings,
-		Commits: p.out.Commits(), LastChange: p.lastChange}
+		Commits: p.out.Commits(), LastChange: p.lastChange, PendingSources: p.out.Pending()}
 }

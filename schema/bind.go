@@ -72,7 +72,7 @@ func convert(f *file, order []string) *Config {
 		UseAlias:        f.UseAlias,
 		UseLogin:        f.UseLogin,
 		RequireStatusUp: f.RequireStatusUp,
-		Store:           StoreConfig{Redis: f.Store.Redis, Path: f.Store.Path},
+		Store:           StoreConfig{Redis: f.Store.Redis, RedisAcceptNoAOF: f.Store.RedisAcceptNoAOF, Path: f.Store.Path},
 		DNS:             DNSConfig{Listen: f.DNS.Listen},
 		API:             api(f),
 		TTL:             ttl(f.TTL),

@@ -140,6 +140,12 @@ type StoreConfig struct {
 	// Redis is a redis://, rediss:// or unix:// URL; empty means the
 	// embedded store.
 	Redis string
+	// RedisAcceptNoAOF lets the writer write to a Redis that does not
+	// persist with an append-only file (appendonly no), or whose CONFIG
+	// command is refused so that cnsd cannot check: a Redis crash then
+	// loses the writes since its last RDB snapshot. Default false: the
+	// writer refuses to write and says why.
+	RedisAcceptNoAOF bool
 	// Path is the embedded store's file. Default /var/db/cnsd/cnsd.db.
 	Path string
 }

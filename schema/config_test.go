@@ -159,7 +159,7 @@ func TestParseFull(t *testing.T) {
 			AllowTransfer: prefixList("203.0.113.7/32"), TSIGKey: "xfr-key"}},
 		{"allow_transfer", c.AllowTransfer, prefixList("127.0.0.1/32", "10.0.0.0/8", "::1/128", "10.1.0.0/16")},
 		{"flags", [3]bool{c.UseAlias, c.UseLogin, c.RequireStatusUp}, [3]bool{true, true, true}},
-		{"store", c.Store, StoreConfig{Redis: "redis://:secret@127.0.0.1:6379/2", Path: "/var/tmp/cnsd.db"}},
+		{"store", c.Store, StoreConfig{Redis: "redis://:secret@127.0.0.1:6379/2", RedisAcceptNoAOF: true, Path: "/var/tmp/cnsd.db"}},
 		{"dns", c.DNS.Listen, []string{"192.0.2.1:53", "[2001:db8::1]:5353"}},
 		{"api", c.API, APIConfig{Listen: []string{"[::1]:8081"}, Token: "s3cret-token"}},
 		{"ttl", c.TTL, TTLConfig{Record: time.Minute, NS: 2 * time.Hour, SOARefresh: 30 * time.Minute,

@@ -62,8 +62,9 @@ type fileZone struct {
 }
 
 type fileStore struct {
-	Redis string `json:"redis"`
-	Path  string `json:"path"`
+	Redis            string `json:"redis"`
+	RedisAcceptNoAOF bool   `json:"redis_accept_no_aof"`
+	Path             string `json:"path"`
 }
 
 type fileDNS struct {

@@ -55,7 +55,8 @@ import (
 // server wrote): the Store then loads every zone again from the backend,
 // so that the caller's retry is planned from what is really stored and
 // readers see it too. After ErrFenced it does not: the caller has lost
-// the lease and must stop writing.
+// the lease and must stop writing; nor after ErrNotDurable, which Apply
+// returns before writing anything.
 func (s *Store) Commit(ctx context.Context, batch []zonegen.Contribution) ([]Diff, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -89,8 +90,8 @@ func (s *Store) Commit(ctx context.Context, batch []zonegen.Contribution) ([]Dif
 // returned err (see Commit) and returns err, joined with the reload's
 // error if that failed too; then the next failed commit tries again.
 func (s *Store) afterFailedApplyLocked(ctx context.Context, err error) error {
-	if errors.Is(err, ErrFenced) {
-		return err
+	if errors.Is(err, ErrFenced) || errors.Is(err, ErrNotDurable) {
+		return err // nothing was written
 	}
 	if rerr := s.reloadLocked(ctx); rerr != nil {
 		return errors.Join(err, fmt.Errorf("reload after the failed commit (tried again before the next one): %w", rerr))

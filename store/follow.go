@@ -26,11 +26,20 @@ func (s *Store) Follow(ctx context.Context, f Follower) error {
 	s.following = true
 	s.mu.Unlock()
 	changed := f.Changed(ctx)
+	failing := false // logged once per outage, not once a second
 	for {
 		var retry <-chan time.Time
-		if err := s.catchUp(ctx, f); err != nil && ctx.Err() == nil {
-			s.log.Warn("following the writer failed; retrying", "err", err)
+		err := s.catchUp(ctx, f)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			if !failing {
+				s.log.Warn("following the writer failed; retrying every second, serving the zones as they are", "err", err)
+			}
+			failing = true
 			retry = time.After(followRetry)
+		case err == nil && failing:
+			s.log.Info("following the writer again")
+			failing = false
 		}
 		select {
 		case <-ctx.Done():

@@ -41,6 +41,13 @@ type RedisOptions struct {
 	// ID names this process in the lease; default host name, pid and a
 	// random suffix, so two processes never share one.
 	ID string
+	// AcceptNoAOF lets Apply write when Redis does not persist with an
+	// append-only file, or refuses CONFIG GET; otherwise Apply fails with
+	// ErrNotDurable (see CheckDurability).
+	AcceptNoAOF bool
+	// DurabilityInterval is how often Apply checks the persistence
+	// again. Default DefaultRedisDurabilityInterval.
+	DurabilityInterval time.Duration
 }
 
 // Redis is the Redis backend. It keeps every zone's keys under one hash
@@ -49,6 +56,8 @@ type RedisOptions struct {
 type Redis struct {
 	c    redis.UniversalClient
 	opts RedisOptions
+	url  string // redacted, for errors
+	dur  durability
 }
 
 // OpenRedis connects to the Redis named by url and checks it answers.
@@ -56,6 +65,28 @@ type Redis struct {
 // parameter gives Sentinel (the URL's host and addr parameters are the
 // sentinels); addr parameters or cluster=true give Redis Cluster.
 func OpenRedis(ctx context.Context, url string, opts RedisOptions) (*Redis, error) {
+	r, err := NewRedis(url, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Ping(ctx); err != nil {
+		r.Close()
+		return nil, err
+	}
+	// Loading the scripts now saves sending a large first commit twice
+	// (EVALSHA, NOSCRIPT, EVAL); Apply still falls back to EVAL when a
+	// restarted server has lost them, so errors here do not matter.
+	for _, s := range redisScripts {
+		_ = s.Load(ctx, r.c).Err()
+	}
+	return r, nil
+}
+
+// NewRedis returns the backend for the Redis named by url (see
+// OpenRedis) without contacting it: only a malformed url is an error.
+// Every method reports an unreachable Redis as an error of its own, so a
+// process can start, and serve, while Redis is down.
+func NewRedis(url string, opts RedisOptions) (*Redis, error) {
 	c, err := newRedisClient(url)
 	if err != nil {
 		return nil, err
@@ -66,20 +97,21 @@ func OpenRedis(ctx context.Context, url string, opts RedisOptions) (*Redis, erro
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = DefaultRedisPollInterval
 	}
+	if opts.DurabilityInterval <= 0 {
+		opts.DurabilityInterval = DefaultRedisDurabilityInterval
+	}
 	if opts.ID == "" {
 		opts.ID = defaultID()
 	}
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("store: redis %s: %w", redactURL(url), err)
+	return &Redis{c: c, opts: opts, url: redactURL(url)}, nil
+}
+
+// Ping checks that Redis answers.
+func (r *Redis) Ping(ctx context.Context) error {
+	if err := r.c.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("store: redis %s: %w", r.url, err)
 	}
-	// Loading the scripts now saves sending a large first commit twice
-	// (EVALSHA, NOSCRIPT, EVAL); Apply still falls back to EVAL when a
-	// restarted server has lost them, so errors here do not matter.
-	for _, s := range redisScripts {
-		_ = s.Load(ctx, c).Err()
-	}
-	return &Redis{c: c, opts: opts}, nil
+	return nil
 }
 
 // redisScripts are loaded into the server's script cache by OpenRedis.

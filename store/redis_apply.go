@@ -114,7 +114,12 @@ return {0}
 // Apply writes each zone change with one script; the scripts of all
 // zones go in one pipeline. A zone that conflicts or is fenced is left
 // alone while the others are written; the errors of all zones are joined.
+// Nothing is written, and the error wraps ErrNotDurable, while Redis does
+// not persist with an append-only file and AcceptNoAOF is off.
 func (r *Redis) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) error {
+	if err := r.requireDurable(ctx); err != nil {
+		return err
+	}
 	res, err := redisFenceScript.Run(ctx, r.c, []string{redisEpochKey}, epoch).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("store: redis check epoch %d: %w", epoch, err)

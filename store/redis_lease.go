@@ -12,33 +12,52 @@ import (
 // redisAcquireScript takes the lease if nobody holds it: the epoch comes
 // from INCR only when the lease is free, so waiting never burns epochs.
 // KEYS: {cnsd}:lease, {cnsd}:epoch (one slot). ARGV: holder id, TTL in ms.
-// Returns the new epoch, or 0 when the lease is held by another. When the
-// holder is this id already — an earlier run whose reply was lost — it
-// returns that epoch and extends the lease, instead of making the process
-// wait for its own lease to expire.
+// Returns {new epoch}, or {0, ms the lease has left} when it is held by
+// another, so that the caller tries again the moment it expires. When
+// the holder is this id already — an earlier run whose reply was lost —
+// it returns that epoch and extends the lease, instead of making the
+// process wait for its own lease to expire.
 var redisAcquireScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local id, epoch = string.match(cur, '^(.*) (%d+)$')
   if id == ARGV[1] then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    return tonumber(epoch)
+    return {tonumber(epoch)}
   end
-  return 0
+  return {0, redis.call('PTTL', KEYS[1])}
 end
 local epoch = redis.call('INCR', KEYS[2])
 redis.call('SET', KEYS[1], string.format('%s %d', ARGV[1], epoch), 'PX', ARGV[2])
-return epoch
+return {epoch}
 `)
 
-// redisRenewScript extends the lease if it is still ours.
-// KEYS: {cnsd}:lease. ARGV: "<id> <epoch>", TTL in ms. Returns 1 or 0.
+// redisRenewScript extends the lease if it is still ours, and takes it
+// back with the same epoch if it expired while nobody else took it.
+// KEYS: {cnsd}:lease, {cnsd}:epoch. ARGV: "<id> <epoch>", TTL in ms,
+// epoch. Returns 1 (renewed), 2 (taken back) or 0 (another's).
+//
+// Taking back is safe: every Acquire raises the epoch counter, so a
+// counter not above our epoch means no other process has held the lease
+// since, and none can write with an epoch the fence lets through. The
+// counter is raised to our epoch in case Redis lost it (a restart without
+// AOF), so that the next Acquire hands out a newer one.
 var redisRenewScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return 1
 end
-return 0
+if cur then
+  return 0
+end
+local counter = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+if counter > tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('SET', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 2
 `)
 
 // redisReleaseScript deletes the lease if it is still ours.
@@ -54,21 +73,28 @@ func (r *Redis) leaseValue(epoch uint64) string {
 	return r.opts.ID + " " + strconv.FormatUint(epoch, 10)
 }
 
-// Acquire tries to take the lease every LeaseTTL/3 until it succeeds or
-// ctx ends. Redis errors are retried too: the server may be restarting.
+// Acquire tries to take the lease until it succeeds or ctx ends: when
+// another process holds it, again the moment it expires (a dead writer is
+// replaced within the TTL), and at least every LeaseTTL/3. Redis errors
+// are retried too: the server may be restarting.
 func (r *Redis) Acquire(ctx context.Context) (uint64, error) {
 	ttl := r.opts.LeaseTTL.Milliseconds()
-	t := time.NewTicker(r.opts.LeaseTTL / 3)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	var last error
 	for {
-		epoch, err := redisAcquireScript.Run(ctx, r.c, []string{redisLeaseKey, redisEpochKey}, r.opts.ID, ttl).Uint64()
-		if err == nil && epoch > 0 {
-			return epoch, nil
-		}
-		if err != nil {
+		wait := r.opts.LeaseTTL / 3
+		res, err := redisAcquireScript.Run(ctx, r.c, []string{redisLeaseKey, redisEpochKey}, r.opts.ID, ttl).Int64Slice()
+		switch {
+		case err != nil:
 			last = err
+		case res[0] > 0:
+			return uint64(res[0]), nil
+		case len(res) > 1 && res[1] >= 0:
+			// +1 ms: Redis expires a key once its time has passed.
+			wait = min(wait, time.Duration(res[1]+1)*time.Millisecond)
 		}
+		t.Reset(wait)
 		select {
 		case <-ctx.Done():
 			if last != nil {
@@ -80,32 +106,31 @@ func (r *Redis) Acquire(ctx context.Context) (uint64, error) {
 	}
 }
 
-// Keep renews the lease every LeaseTTL/3. The lease counts as lost when
-// it is gone or another's, or when no renewal has succeeded for a whole
-// TTL (it may have expired meanwhile).
+// Keep renews the lease every LeaseTTL/3 until ctx ends (nil) or the
+// lease is another's (ErrFenced). While Redis cannot be reached it keeps
+// trying: the lease may expire meanwhile, but every Apply is fenced by
+// its epoch, so two writers never both write. When Redis answers again
+// and the lease has expired without another process taking it, Keep
+// takes it back with the same epoch, so a writer rides out a Redis
+// outage of any length (see redisRenewScript).
 func (r *Redis) Keep(ctx context.Context, epoch uint64) error {
 	ttl := r.opts.LeaseTTL
 	val := r.leaseValue(epoch)
 	t := time.NewTicker(ttl / 3)
 	defer t.Stop()
-	lastOK := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
-		ok, err := redisRenewScript.Run(ctx, r.c, []string{redisLeaseKey}, val, ttl.Milliseconds()).Int()
+		ok, err := redisRenewScript.Run(ctx, r.c, []string{redisLeaseKey, redisEpochKey}, val, ttl.Milliseconds(), epoch).Int()
 		switch {
 		case ctx.Err() != nil:
 			return nil
-		case err != nil && time.Since(lastOK) >= ttl:
-			return fmt.Errorf("store: redis lease epoch %d not renewed for %v (%v): %w", epoch, ttl, err, ErrFenced)
 		case err != nil:
-			// retried at the next tick while the lease may still hold
-		case ok == 1:
-			lastOK = time.Now()
-		default:
+			// Redis is down or unreachable: tried again at the next tick.
+		case ok == 0:
 			return fmt.Errorf("store: redis lease epoch %d lost: %w", epoch, ErrFenced)
 		}
 	}

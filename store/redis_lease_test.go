@@ -75,3 +75,57 @@ func TestRedisAcquireResent(t *testing.T) {
 		t.Fatalf("Acquire by an id that is a prefix of the holder's = %v, want a wait until the deadline", err)
 	}
 }
+
+// TestRedisLeaseRidesOutOutage: Keep does not give the lease up while
+// Redis is down for longer than the TTL; when Redis is back (with its
+// AOF), the expired lease is taken back with the same epoch, which still
+// writes, and another process still waits.
+func TestRedisLeaseRidesOutOutage(t *testing.T) {
+	ctx := context.Background()
+	const ttl = 300 * time.Millisecond
+	a, srv := openTestRedis(t, RedisOptions{LeaseTTL: ttl, ID: "a"})
+	b := openRedisAt(t, srv.URL(), RedisOptions{LeaseTTL: ttl, ID: "b"})
+	ea, err := a.Acquire(ctx)
+	redisMust(t, err)
+	kept := make(chan error, 1)
+	keepCtx, stopKeep := context.WithCancel(ctx)
+	defer stopKeep()
+	go func() { kept <- a.Keep(keepCtx, ea) }()
+
+	srv.Kill()
+	time.Sleep(5 * ttl)
+	srv.Restart()
+	time.Sleep(2 * ttl) // a few renewals: the first takes the lease back
+	select {
+	case err := <-kept:
+		t.Fatalf("Keep returned %v after an outage of 5 TTLs, want it to keep the lease", err)
+	default:
+	}
+	short, cancel := context.WithTimeout(ctx, 3*ttl)
+	defer cancel()
+	if e, err := b.Acquire(short); err == nil {
+		t.Fatalf("another process acquired epoch %d after the outage; the writer's lease should hold", e)
+	}
+	redisMust(t, a.Apply(ctx, ea, []ZoneChange{{Zone: "z.", Next: 1, KeepJournal: 1}}))
+}
+
+// TestRedisLeaseNotTakenBackAfterAnother: a lease that expired while
+// another process held it in between is lost, even once that process let
+// it go, because the epoch counter moved on.
+func TestRedisLeaseNotTakenBackAfterAnother(t *testing.T) {
+	ctx := context.Background()
+	const ttl = 300 * time.Millisecond
+	a, srv := openTestRedis(t, RedisOptions{LeaseTTL: ttl, ID: "a"})
+	b := openRedisAt(t, srv.URL(), RedisOptions{LeaseTTL: ttl, ID: "b"})
+	ea, err := a.Acquire(ctx)
+	redisMust(t, err)
+	// The lease expires unrenewed (as when a could not reach Redis)...
+	time.Sleep(ttl + ttl/2)
+	eb, err := b.Acquire(ctx)
+	redisMust(t, err)
+	// ...and b holds it, then lets it go.
+	redisMust(t, b.Release(ctx, eb))
+	if err := a.Keep(ctx, ea); !errors.Is(err, ErrFenced) {
+		t.Fatalf("Keep after another held the lease = %v, want ErrFenced", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -85,6 +86,10 @@ func (c *Catalog) SetConfig(cfg *schema.Config) {
 	}
 }
 
+// catalogRetry is how long Run waits before writing again after a
+// failed write.
+const catalogRetry = 2 * time.Second
+
 // Run rewrites the catalog whenever the set of served zones changes,
 // until ctx ends.
 func (c *Catalog) Run(ctx context.Context) error {
@@ -93,17 +98,22 @@ func (c *Catalog) Run(ctx context.Context) error {
 		defer u.Unwatch(changed)
 	}
 	for {
+		// A failed write (the store is down) is tried again after a
+		// while even if nothing changes meanwhile.
+		var retry <-chan time.Time
 		if err := c.update(ctx); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			c.log.Error("cannot write the catalog zone", "err", err)
+			c.log.Error("cannot write the catalog zone; retrying", "err", err, "retry_in", catalogRetry)
+			retry = time.After(catalogRetry)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-changed:
 		case <-c.kick:
+		case <-retry:
 		}
 	}
 }

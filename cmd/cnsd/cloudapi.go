@@ -20,7 +20,7 @@ type cloudView struct {
 func (c cloudView) Feed() api.FeedStatus {
 	s := c.p.Stats()
 	return api.FeedStatus{Connected: c.connected(), VMs: s.VMs, Unresolved: s.Unresolved, Queued: s.Queued,
-		Listings: s.Listings, Commits: s.Commits, LastChange: s.LastChange}
+		Listings: s.Listings, Commits: s.Commits, LastChange: s.LastChange, PendingSources: s.PendingSources}
 }
 
 var _ api.Cloud = cloudView{}

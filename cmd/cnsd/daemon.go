@@ -48,36 +48,43 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 	if _, err := cloudConfigured(cfg); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	b, err := openBackend(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer b.Close()
 	conf := &running{}
 	conf.cfg.Store(cfg)
 	src := &source{}
+	h := &health{}
 	var write func(context.Context) error
 	if cfg.Store.Redis == "" {
 		// bbolt's file lock already makes this the only process: the
 		// lease is immediate and there is no writer to follow.
+		b, err := store.OpenBolt(cfg.Store.Path, store.BoltOptions{})
+		if err != nil {
+			return err
+		}
+		defer b.Close()
 		st, epoch, err := openWriter(ctx, b, cfg, conf.dns.retain, log)
 		if err != nil {
 			return err
 		}
 		src.cur.Store(st)
+		h.loaded.Store(true)
+		h.writer.Store(true)
 		write = func(ctx context.Context) error { return lead(ctx, b, src, st, epoch, conf, log) }
 	} else {
-		follower, err := store.Open(ctx, b, storeOptions(cfg, 0, conf.dns.retain), log)
+		// Redis may be down: DNS and the API start at once (with no
+		// zones until they are loaded), and runOnRedis waits for it.
+		r, err := store.NewRedis(cfg.Store.Redis, store.RedisOptions{AcceptNoAOF: cfg.Store.RedisAcceptNoAOF})
 		if err != nil {
 			return err
 		}
-		src.cur.Store(follower)
-		write = func(ctx context.Context) error { return followThenLead(ctx, b, src, follower, conf, log) }
+		defer r.Close()
+		h.redis = r
+		write = func(ctx context.Context) error { return runOnRedis(ctx, r, src, conf, h, log) }
 	}
 	dnsSrv := xfr.New(cfg, src, xfr.Options{}, log)
 	conf.dns.srv.Store(dnsSrv)
 	apiSrv := api.New(src, dnsSrv, cfg.API.Token, log)
 	apiSrv.SetTTL(cfg.TTL)
+	apiSrv.SetHealth(h)
 	conf.api = apiSrv
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return dnsSrv.Run(ctx) })
@@ -91,21 +98,6 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 		return err
 	}
 	return nil
-}
-
-// followThenLead follows the writer's commits while another process
-// holds the lease, then takes the lease over and leads.
-func followThenLead(ctx context.Context, b backend, src *source, follower *store.Store, conf *running, log *slog.Logger) error {
-	followCtx, stopFollowing := context.WithCancel(ctx)
-	go func() { _ = follower.Follow(followCtx, b) }()
-	go src.follow(followCtx, follower)
-	log.Info("waiting for the writer lease")
-	st, epoch, err := openWriter(ctx, b, conf.cfg.Load(), conf.dns.retain, log)
-	stopFollowing()
-	if err != nil {
-		return err
-	}
-	return lead(ctx, b, src, st, epoch, conf, log)
 }
 
 // openWriter takes the writer lease and opens the store that writes
@@ -127,7 +119,9 @@ func openWriter(ctx context.Context, b backend, cfg *schema.Config, retain func(
 // lead is the writer's work: the store st becomes what readers see, the
 // maintainer of configured zones runs on it, and the lease is renewed
 // until ctx ends (then released, so that a standby takes over at once)
-// or lost (then cnsd stops: it must not write any more).
+// or lost to another process (then lead returns ErrFenced: it must not
+// write any more). A store that is down does not end it: commits wait in
+// memory and are retried.
 func lead(ctx context.Context, b backend, src *source, st *store.Store, epoch uint64, conf *running, log *slog.Logger) error {
 	defer release(ctx, b, epoch, log)
 	zones := xfr.NewCatalog(conf.cfg.Load(), st, log)
@@ -149,15 +143,6 @@ func release(ctx context.Context, b backend, epoch uint64, log *slog.Logger) {
 	if err := b.Release(context.WithoutCancel(ctx), epoch); err != nil {
 		log.Warn("cannot release the writer lease", "err", err)
 	}
-}
-
-// openBackend opens Redis when the configuration names it, else the
-// embedded file.
-func openBackend(ctx context.Context, cfg *schema.Config) (backend, error) {
-	if cfg.Store.Redis != "" {
-		return store.OpenRedis(ctx, cfg.Store.Redis, store.RedisOptions{})
-	}
-	return store.OpenBolt(cfg.Store.Path, store.BoltOptions{})
 }
 
 // serveHTTP serves the API on addr until ctx ends, then lets running

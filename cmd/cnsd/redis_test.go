@@ -20,19 +20,29 @@ type cnsdProcess struct {
 	dns              string
 	config, url      string
 	dnsPort, apiPort int
+	storeExtra       string // more keys of "store", after a comma
+	log              *logtest.Buffer
 	stop             func()
 }
 
 func startOnRedis(t *testing.T, url, zones string) *cnsdProcess {
 	t.Helper()
+	return startOnRedisWith(t, url, zones, "")
+}
+
+// startOnRedisWith starts cnsd with storeExtra (such as
+// `"redis_accept_no_aof": true`) added to its store settings.
+func startOnRedisWith(t *testing.T, url, zones, storeExtra string) *cnsdProcess {
+	t.Helper()
 	dir := t.TempDir()
 	ports := freePorts(t, 2)
 	dnsPort, apiPort := ports[0], ports[1]
 	p := &cnsdProcess{dns: fmt.Sprintf("127.0.0.1:%d", dnsPort), config: filepath.Join(dir, "cnsd.json"),
-		url: url, dnsPort: dnsPort, apiPort: apiPort}
+		url: url, dnsPort: dnsPort, apiPort: apiPort, storeExtra: storeExtra}
 	p.writeConfig(t, zones)
 	ctx, cancel := context.WithCancel(context.Background())
 	var stderr logtest.Buffer
+	p.log = &stderr
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, []string{"-config", p.config}, &bytes.Buffer{}, &stderr) }()
 	stopped := false
@@ -52,9 +62,13 @@ func startOnRedis(t *testing.T, url, zones string) *cnsdProcess {
 
 // writeConfig writes p's configuration with zones (forward_zones' body).
 func (p *cnsdProcess) writeConfig(t *testing.T, zones string) {
+	extra := ""
+	if p.storeExtra != "" {
+		extra = ", " + p.storeExtra
+	}
 	doc := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
-	  "forward_zones": {%s}, "store": {"redis": %q},
-	  "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"}}`, zones, p.url, p.dnsPort, p.apiPort)
+	  "forward_zones": {%s}, "store": {"redis": %q%s},
+	  "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"}}`, zones, p.url, extra, p.dnsPort, p.apiPort)
 	if err := os.WriteFile(p.config, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}

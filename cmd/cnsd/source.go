@@ -10,8 +10,8 @@ import (
 
 // source is the store the DNS server and the API read: a following
 // store while another process holds the writer lease, then this
-// process's writing store. Readers keep their own watch channels across
-// the switch.
+// process's writing store; nil until the zones are first loaded. Readers
+// keep their own watch channels across the switch.
 type source struct {
 	cur atomic.Pointer[store.Store]
 
@@ -19,9 +19,22 @@ type source struct {
 	watchers []chan struct{}
 }
 
-func (s *source) Snapshot(zone string) *store.Snapshot { return s.cur.Load().Snapshot(zone) }
+// Snapshot returns zone's snapshot; nil before the zones are loaded
+// (Redis down at start), so that DNS answers as for an unknown zone.
+func (s *source) Snapshot(zone string) *store.Snapshot {
+	if st := s.cur.Load(); st != nil {
+		return st.Snapshot(zone)
+	}
+	return nil
+}
 
-func (s *source) Zones() []string { return s.cur.Load().Zones() }
+// Zones lists the zones; none before they are loaded.
+func (s *source) Zones() []string {
+	if st := s.cur.Load(); st != nil {
+		return st.Zones()
+	}
+	return nil
+}
 
 // Watch returns a channel that signals (coalesced) after any change of
 // the current store, and after a switch.

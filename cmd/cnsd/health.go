@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/cnsd/cnsd/api"
+	"github.com/cnsd/cnsd/store"
+)
+
+// health is what GET /ready and the store metrics report: whether the
+// zones were loaded, whether Redis answers, whether this process writes
+// and whether it refuses to for want of an append-only file.
+type health struct {
+	redis  *store.Redis // nil for the embedded store
+	loaded atomic.Bool  // the zones were loaded from the store
+	writer atomic.Bool  // this process holds the writer lease
+}
+
+var _ api.Health = (*health)(nil)
+
+// NotReady lists why the process is not ready. DNS is answered from the
+// zones last loaded whatever it says.
+func (h *health) NotReady(ctx context.Context) []string {
+	var out []string
+	if !h.loaded.Load() {
+		out = append(out, "the zones have not been loaded from the store yet")
+	}
+	if h.redis == nil {
+		return out
+	}
+	if err := h.redis.Ping(ctx); err != nil {
+		out = append(out, fmt.Sprintf("redis is unreachable (%v): DNS is answered from the zones last loaded and the writer keeps the changes in memory until it returns", err))
+	}
+	if d := h.redis.Durability(); !d.Checked.IsZero() {
+		if err := d.Err(); err != nil {
+			out = append(out, fmt.Sprintf("cnsd refuses to write: %v", err))
+		}
+	}
+	return out
+}
+
+// Store reports the store for the metrics.
+func (h *health) Store(ctx context.Context) api.StoreStatus {
+	st := api.StoreStatus{Up: true, Writer: h.writer.Load()}
+	if h.redis == nil {
+		return st
+	}
+	st.Up = h.redis.Ping(ctx) == nil
+	if d := h.redis.Durability(); !d.Checked.IsZero() {
+		st.WritesRefused = d.Err() != nil
+		st.Redis = &api.RedisPersistence{AppendFsync: d.AppendFsync}
+		switch {
+		case d.Unverifiable != nil:
+			st.Redis.AOF = -1
+		case d.AppendOnly:
+			st.Redis.AOF = 1
+		}
+	}
+	return st
+}
