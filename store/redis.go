@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -131,4 +132,16 @@ func defaultID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// LogRedisTo sends go-redis's own messages (such as a failed dial, once
+// per attempt while Redis is down) to log at debug level instead of
+// stderr: cnsd logs each outage itself, once per retry of what failed.
+// go-redis's logger is global, so this affects every client.
+func LogRedisTo(log *slog.Logger) { redis.SetLogger(redisLogger{log.With("component", "go-redis")}) }
+
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.DebugContext(ctx, fmt.Sprintf(format, v...))
 }

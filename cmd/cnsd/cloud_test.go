@@ -117,6 +117,9 @@ type overCloud struct {
 	// instead of the DNS address cnsd was started on; extra, when set, is
 	// further top-level members of the configuration (",\"key\": …").
 	token, dnsListen, extra string
+	// store, when set, is the body of the store settings instead of the
+	// embedded store's file.
+	store string
 }
 
 // startOverCloud runs cnsd with the embedded store over the simulated
@@ -136,6 +139,14 @@ func startOverFixture(t testing.TB, f *mockcloud.Fixture, zones string) *overClo
 // startOverMock is startOverCloud over cloud.
 func startOverMock(t testing.TB, cloud *mockcloud.Cloud, zones string) *overCloud {
 	t.Helper()
+	return startOverMockWith(t, cloud, zones, nil)
+}
+
+// startOverMockWith is startOverMock with the settings configure sets on
+// the overCloud (token, extra, store…) before the first configuration is
+// written.
+func startOverMockWith(t testing.TB, cloud *mockcloud.Cloud, zones string, configure func(*overCloud)) *overCloud {
+	t.Helper()
 	cloudAPI := httptest.NewServer(cloud.Handler())
 	t.Cleanup(cloudAPI.Close)
 	ldap := ufdstest.Start(t, cloud)
@@ -152,12 +163,16 @@ func startOverMock(t testing.TB, cloud *mockcloud.Cloud, zones string) *overClou
 		if c.token != "" {
 			token = fmt.Sprintf(`, "token": %q`, c.token)
 		}
+		storeBody := fmt.Sprintf(`"path": %q`, filepath.Join(dir, "cnsd.db"))
+		if c.store != "" {
+			storeBody = c.store
+		}
 		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
   "forward_zones": {%s}, "allow_transfer": ["192.0.2.0/24", "127.0.0.1"],
-  "store": {"path": %q}, "dns": {"listen": [%q]}, "api": {"listen": "127.0.0.1:%d"%s},
+  "store": {%s}, "dns": {"listen": [%q]}, "api": {"listen": "127.0.0.1:%d"%s},
   "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q, "poll_seconds": 1}, "napi_opts": {"url": %q},
   "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}%s}`, zones,
-			filepath.Join(dir, "cnsd.db"), dnsListen, ports[1], token, cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password, c.extra)
+			storeBody, dnsListen, ports[1], token, cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password, c.extra)
 		// Written whole under another name and renamed, as cnsadm does,
 		// so cnsd never reads half a file.
 		tmp := cfgPath + ".new"
@@ -167,6 +182,9 @@ func startOverMock(t testing.TB, cloud *mockcloud.Cloud, zones string) *overClou
 		if err := os.Rename(tmp, cfgPath); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if configure != nil {
+		configure(c)
 	}
 	c.writeConfig(zones)
 	ctx, cancel := context.WithCancel(context.Background())

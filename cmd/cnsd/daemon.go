@@ -77,6 +77,7 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 			return err
 		}
 		defer r.Close()
+		store.LogRedisTo(log)
 		h.redis = r
 		write = func(ctx context.Context) error { return runOnRedis(ctx, r, src, conf, h, log) }
 	}

@@ -17,8 +17,13 @@ import (
 
 // readiness asks p's GET /ready; status 0 when the API does not answer.
 func readiness(p *cnsdProcess) (int, api.Ready) {
+	return readinessAt(fmt.Sprintf("http://127.0.0.1:%d", p.apiPort))
+}
+
+// readinessAt asks GET /ready of the API at base.
+func readinessAt(base string) (int, api.Ready) {
 	var r api.Ready
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/ready", p.apiPort))
+	resp, err := http.Get(base + "/ready")
 	if err != nil {
 		return 0, r
 	}
@@ -31,7 +36,13 @@ func readiness(p *cnsdProcess) (int, api.Ready) {
 // prefix.
 func metricLines(t *testing.T, p *cnsdProcess, prefix string) []string {
 	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.apiPort))
+	return metricLinesAt(t, fmt.Sprintf("http://127.0.0.1:%d", p.apiPort), prefix)
+}
+
+// metricLinesAt is metricLines of the API at base.
+func metricLinesAt(t *testing.T, base, prefix string) []string {
+	t.Helper()
+	resp, err := http.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
