@@ -20,6 +20,9 @@ import (
 const (
 	helperURLEnv = "CNSD_TEST_REDIS_WRITER_URL"
 	helperIDEnv  = "CNSD_TEST_REDIS_WRITER_ID"
+	// helperTTLEnv, when set, is the lease TTL of the writer child
+	// instead of failoverTTL (a time.Duration string).
+	helperTTLEnv = "CNSD_TEST_REDIS_WRITER_TTL"
 	// failoverTTL is short so the test is quick, but not so short that
 	// a busy machine starving the renewing goroutine for a moment makes
 	// the lease change hands before the writer is killed.
@@ -41,7 +44,14 @@ func TestHelperWriter(t *testing.T) {
 }
 
 func runRedisHelperWriter(ctx context.Context, url, id string) error {
-	r, err := OpenRedis(ctx, url, RedisOptions{LeaseTTL: failoverTTL, ID: id})
+	ttl := failoverTTL
+	if v := os.Getenv(helperTTLEnv); v != "" {
+		var err error
+		if ttl, err = time.ParseDuration(v); err != nil {
+			return fmt.Errorf("%s=%q: %w", helperTTLEnv, v, err)
+		}
+	}
+	r, err := OpenRedis(ctx, url, RedisOptions{LeaseTTL: ttl, ID: id})
 	if err != nil {
 		return err
 	}
@@ -100,9 +110,10 @@ type redisWriterEvent struct {
 	line          string
 }
 
-func startRedisWriter(t *testing.T, url string, child int, events chan<- redisWriterEvent) *exec.Cmd {
+func startRedisWriter(t testing.TB, url string, child int, events chan<- redisWriterEvent, env ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$", "-test.count=1")
 	cmd.Env = append(os.Environ(), helperURLEnv+"="+url, helperIDEnv+"=writer"+strconv.Itoa(child))
+	cmd.Env = append(cmd.Env, env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	redisMust(t, err)
@@ -167,7 +178,7 @@ func TestRedisWriterFailover(t *testing.T) {
 }
 
 // waitRedisWriter waits for an event of kind what from child (-1: any child).
-func waitRedisWriter(t *testing.T, events <-chan redisWriterEvent, child int, what string, limit time.Duration) redisWriterEvent {
+func waitRedisWriter(t testing.TB, events <-chan redisWriterEvent, child int, what string, limit time.Duration) redisWriterEvent {
 	t.Helper()
 	timeout := time.After(limit)
 	for {
@@ -186,7 +197,7 @@ func waitRedisWriter(t *testing.T, events <-chan redisWriterEvent, child int, wh
 }
 
 // waitRedisCommits waits for n commits by child with epoch and returns the last.
-func waitRedisCommits(t *testing.T, events <-chan redisWriterEvent, child int, epoch uint64, n int) redisWriterEvent {
+func waitRedisCommits(t testing.TB, events <-chan redisWriterEvent, child int, epoch uint64, n int) redisWriterEvent {
 	t.Helper()
 	var ev redisWriterEvent
 	for range n {
