@@ -2,6 +2,7 @@ package faults
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -116,6 +117,15 @@ func secondaryDown(t *testing.T) {
 	t.Logf("BIND down for %v", down)
 	time.Sleep(down)
 	e.bind.Restart(t)
+	back := time.Now()
+	e.waitFor(60*time.Second, "BIND to catch up", func() string {
+		s, ok := soaSerial(e.nodes[0].dns, forwardZone)
+		if b, bok := soaSerial(e.bind.Addr().String(), forwardZone); !ok || !bok || serialLess(b, s) {
+			return fmt.Sprintf("BIND at %d, cnsd at %d", b, s)
+		}
+		return ""
+	})
+	t.Logf("BIND caught up on %s %v after it was back", forwardZone, time.Since(back).Round(10*time.Millisecond))
 	e.finish()
 }
 
