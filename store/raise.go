@@ -56,12 +56,6 @@ func (s *Store) RaiseSerial(ctx context.Context, zone string, above Serial) (ser
 		return 0, false, s.afterFailedApplyLocked(ctx, fmt.Errorf("raise serial of %s from %d to %d: %w", zone, cur.serial, next, err))
 	}
 	s.installLocked([]*zonePlan{p})
-	if reached {
-		s.log.Warn("serial raised past a secondary's", "zone", zone, "from", uint32(cur.serial), "serial", uint32(next), "secondary_serial", uint32(above))
-	} else {
-		s.log.Warn("serial raised by 2^31-1, the most RFC 1982 allows in one step; raised again once secondaries serve it",
-			"zone", zone, "from", uint32(cur.serial), "serial", uint32(next), "secondary_serial", uint32(above))
-	}
 	return next, reached, nil
 }
 

@@ -124,7 +124,7 @@ func (t *tracker) raise(ctx context.Context, addr netip.AddrPort, zone string, a
 			"zone", zone, "peer", addr.String(), "serial", above, "err", err)
 	case err == nil:
 		pz.ahead.partial = !reached
-		t.s.log.Info("serial raised past a secondary's", "zone", zone, "peer", addr.String(),
+		t.s.log.Warn("serial raised past a secondary's", "zone", zone, "peer", addr.String(),
 			"serial", above, "zone_serial", uint32(serial), "two_steps", !reached)
 	}
 }
