@@ -72,8 +72,7 @@ func (s *Store) buildLocked(p *zonePlan, now time.Time) {
 	}
 	removed, added := p.applyOps(next)
 	d := Diff{Zone: p.zone, From: prev, To: next.serial, Removed: removed, Added: added}
-	need, hasNeed := s.opts.needed(d.Zone)
-	next.journal, next.jbytes = appendJournal(next.journal, next.jbytes, d, s.opts.JournalEntries, s.opts.JournalBytes, need, hasNeed)
+	next.addJournal(d, &s.opts)
 	p.next = next
 	p.change = ZoneChange{Zone: p.zone, Prev: prev, Next: next.serial, Diff: d, KeepJournal: len(next.journal)}
 	for vm, recs := range p.set {
