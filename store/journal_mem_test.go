@@ -143,7 +143,4 @@ func TestJournalArrayDropsTrimmed(t *testing.T) {
 	if alive > keep/4 {
 		t.Errorf("%d trimmed entries are still reachable, want at most %d (a quarter of the journal)", alive, keep/4)
 	}
-	if _, bytes := snap.Journal(); bytes < snap.jbytes+alive*jentrySlot {
-		t.Errorf("Journal reports %d bytes, less than its entries (%d) and dead slots (%d)", bytes, snap.jbytes, alive)
-	}
 }
