@@ -67,20 +67,21 @@ func (s *Snapshot) addJournal(d Diff, o *Options) {
 			break
 		}
 		jbytes -= j[0].size()
+		s.jdead += j[0].size()
 		j = j[1:]
-		s.jdead++
 		keep--
 	}
 	switch {
 	case len(j) == 0:
 		s.journal, s.jbytes, s.jdead = nil, 0, 0 // let the trimmed backing array go
 		return
-	case s.jdead > len(j)/4:
+	case s.jdead > jbytes/4:
 		// The trimmed entries' slots keep their encodings reachable
 		// for as long as the array lives. Past a quarter of the live
-		// entries, these are copied to an array of their own: dead
-		// slots stay under a quarter of the journal, for one copy of
-		// it every len(j)/4 trims.
+		// entries' size, these are copied to an array of their own:
+		// the heap held by trimmed entries stays under a quarter of
+		// the journal's, for one copy of the journal per quarter of it
+		// trimmed.
 		j, s.jdead = append(make([]jentry, 0, len(j)+len(j)/4+1), j...), 0
 	}
 	s.journal, s.jbytes = j, jbytes
@@ -170,7 +171,8 @@ func condense(diffs []Diff) (removed, added []Record) {
 
 // Journal returns how many diffs the snapshot's journal holds and the
 // heap they take in bytes, for metrics: the encoded diffs and the slots
-// of the array holding them, spare and trimmed ones included.
+// of the array holding them, with the spare slots and the trimmed entries
+// the array still holds (see addJournal).
 func (s *Snapshot) Journal() (entries, bytes int) {
-	return len(s.journal), s.jbytes + (s.jdead+cap(s.journal)-len(s.journal))*jentrySlot
+	return len(s.journal), s.jbytes + s.jdead + (cap(s.journal)-len(s.journal))*jentrySlot
 }

@@ -119,28 +119,35 @@ func TestJournalByteBound(t *testing.T) {
 
 // TestJournalArrayDropsTrimmed: entries trimmed from the journal's front
 // stay in its backing array until the entries move to a new one; the
-// journal moves them before more than a quarter of its length is dead,
-// so trimmed encodings do not stay reachable for long.
+// journal moves them before the trimmed ones hold more than a quarter of
+// what the live ones do, so trimmed encodings do not stay reachable for
+// long.
 func TestJournalArrayDropsTrimmed(t *testing.T) {
-	const keep = 16
-	s, _ := open(t, NewMemory(), Options{JournalEntries: keep})
-	var encs []weak.Pointer[byte]
+	s, _ := open(t, NewMemory(), Options{JournalEntries: 16})
+	type added struct {
+		enc  weak.Pointer[byte]
+		size int
+	}
+	var entries []added
 	for i := range 200 {
 		commit(t, s, contrib("vm", map[string][]Record{zone: {txt(i)}}))
 		j := s.Snapshot(zone).journal
-		encs = append(encs, weak.Make(&j[len(j)-1].enc[0]))
+		e := j[len(j)-1]
+		entries = append(entries, added{weak.Make(&e.enc[0]), e.size()})
 	}
 	runtime.GC()
 	runtime.GC()
 	snap := s.Snapshot(zone)
-	trimmed := encs[:len(encs)-len(snap.journal)]
-	alive := 0
-	for _, w := range trimmed {
-		if w.Value() != nil {
-			alive++
+	alive, held := 0, 0
+	for _, e := range entries[:len(entries)-len(snap.journal)] {
+		if e.enc.Value() != nil {
+			alive, held = alive+1, held+e.size
 		}
 	}
-	if alive > keep/4 {
-		t.Errorf("%d trimmed entries are still reachable, want at most %d (a quarter of the journal)", alive, keep/4)
+	if held > snap.jbytes/4 {
+		t.Errorf("%d trimmed entries of %d bytes are still reachable, want at most a quarter of the journal's %d", alive, held, snap.jbytes)
+	}
+	if _, bytes := snap.Journal(); bytes < snap.jbytes+held {
+		t.Errorf("Journal reports %d bytes, less than the live entries' %d and the trimmed ones' %d it holds", bytes, snap.jbytes, held)
 	}
 }

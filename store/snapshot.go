@@ -20,7 +20,7 @@ type Snapshot struct {
 	n       int                                 // served records
 	journal []jentry                            // oldest first; the last ends at serial
 	jbytes  int                                 // sum of the journal's entry sizes
-	jdead   int                                 // trimmed entries still in journal's array, before journal[0]
+	jdead   int                                 // sizes of the trimmed entries still in journal's array, before journal[0]
 }
 
 // node holds the served records at one name: the union of every VM's
