@@ -104,7 +104,8 @@ func BenchmarkJournalHeap(b *testing.B) {
 // changes/s — one commit per change, driven faster than real time — over
 // 10k VMs (1k with -short, where the minutes are seconds): the heap in use
 // after a full collection and the process's RSS at 5 and 30 simulated
-// minutes, and their ratio. A store whose memory follows its journals'
+// minutes, and their ratio (the heap at 10 and 20 minutes too, to see
+// whether it levels off). A store whose memory follows its journals'
 // turnover instead of their bounds grows between the two.
 //
 //	go test ./store -run '^$' -bench JournalSoak -benchtime 1x
@@ -132,12 +133,14 @@ func BenchmarkJournalSoak(b *testing.B) {
 				heap, rss := map[int]int{}, map[int]int{}
 				for i := 1; i <= 30*minute; i++ {
 					commit(b, s, c.step()...)
-					if m := i / minute; i%minute == 0 && (m == 5 || m == 30) {
+					if m := i / minute; i%minute == 0 && (m == 5 || m == 10 || m == 20 || m == 30) {
 						heap[m], rss[m] = heapAfterGC(), residentBytes(b)
 					}
 				}
 				_, reported := journalTotals(s)
 				b.ReportMetric(float64(heap[5])/(1<<20), "heap-MiB@5m")
+				b.ReportMetric(float64(heap[10])/(1<<20), "heap-MiB@10m")
+				b.ReportMetric(float64(heap[20])/(1<<20), "heap-MiB@20m")
 				b.ReportMetric(float64(heap[30])/(1<<20), "heap-MiB@30m")
 				b.ReportMetric(float64(heap[30])/float64(heap[5]), "heap-30m/5m")
 				b.ReportMetric(float64(rss[5])/(1<<20), "rss-MiB@5m")
