@@ -33,7 +33,7 @@ func newCollector(s *Server) *collector {
 		serial:         d("zone_serial", "The zone's current SOA serial.", zone...),
 		records:        d("zone_records", "Records the zone serves.", zone...),
 		journal:        d("zone_journal_entries", "Diffs kept in the zone's journal.", zone...),
-		journalBytes:   d("zone_journal_bytes", "Approximate size of the zone's journal.", zone...),
+		journalBytes:   d("zone_journal_bytes", "Heap the zone's journal takes in this process: its diffs, encoded.", zone...),
 		queries:        d("dns_queries_total", "Queries answered, by response code.", "rcode"),
 		transfers:      d("dns_transfers_total", "Zone transfers completed, by what was sent.", "kind"),
 		refused:        d("dns_transfers_refused_total", "Zone transfers refused by the ACL or TSIG."),
