@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -184,19 +185,11 @@ func (e *env) finish() {
 			nd.start()
 		}
 	}
-	for _, nd := range e.nodes {
-		if nd.alive() && nd.writer() {
-			for _, cause := range []string{"re-list", "compute-nodes"} {
-				if _, err := nd.call("POST", "/held-deletions/"+cause+"/confirm"); err == nil {
-					e.t.Logf("%s held a mass deletion (%s); confirmed it", nd.name, cause)
-				}
-			}
-		}
-	}
 	oracle := e.newNode("oracle", fmt.Sprintf(`{"path": %q}`, e.t.TempDir()+"/oracle.db"), false)
 	oracle.writeConfig("")
 	oracle.start()
 	e.waitFor(180*time.Second, "every node and BIND to equal a fresh cnsd", func() string {
+		e.confirmHolds()
 		return e.compare(oracle)
 	})
 	e.logConverged(oracle)
@@ -211,6 +204,26 @@ func (e *env) finish() {
 	for _, nd := range e.nodes {
 		for _, x := range nd.ownExits() {
 			e.t.Errorf("%s exited on its own: %s", nd.name, x)
+		}
+	}
+}
+
+// confirmHolds confirms every mass deletion a node holds, as an operator
+// would after checking that the VMs are gone, and logs it.
+func (e *env) confirmHolds() {
+	for _, nd := range e.nodes {
+		body, err := nd.get("/held-deletions")
+		if err != nil {
+			continue // not the writer, or not up
+		}
+		var holds []struct{ Cause string }
+		if json.Unmarshal([]byte(body), &holds) != nil {
+			continue
+		}
+		for _, h := range holds {
+			if _, err := nd.call(http.MethodPost, "/held-deletions/"+h.Cause+"/confirm"); err == nil {
+				e.t.Logf("%s held a mass deletion (%s); confirmed it", nd.name, h.Cause)
+			}
 		}
 	}
 }
