@@ -26,7 +26,7 @@ GOFILES = $(shell find . \( -name testdata -o -name '[._]?*' \) -prune -o -name 
 # The steps of `make test` must run in order, even under -j.
 .NOTPARALLEL:
 
-.PHONY: all help build deps test race fuzz-smoke fuzz bench-smoke bench cross lint run clean distclean
+.PHONY: all help build deps test race fuzz-smoke fuzz bench-smoke bench cross lint run clean distclean faults
 
 all: build
 
@@ -41,6 +41,7 @@ help:
 	@echo 'make fuzz         every fuzz target for FUZZTIME (default 60s)'
 	@echo 'make bench-smoke  every benchmark once (-benchtime=1x -short)'
 	@echo 'make bench        full benchmarks with -benchmem'
+	@echo 'make faults       the fault-injection suite in its long form (docs/faults.md), about 25 minutes'
 	@echo 'make cross        GOOS=illumos GOARCH=amd64 go build ./...'
 	@echo 'make clean        remove built binaries and test artefacts (distclean: also bin/tools)'
 
@@ -67,6 +68,9 @@ test: deps lint race bench-smoke cross
 
 race:
 	$(GO) test -race -count=1 -timeout=$(TEST_TIMEOUT) ./...
+
+faults: deps
+	FAULTS=full $(GO) test -count=1 -timeout=90m -v -run TestFaults ./faults
 
 fuzz-smoke:
 	FUZZTIME=$(or $(FUZZTIME),5s) GO=$(GO) scripts/fuzz.sh

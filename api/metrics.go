@@ -17,7 +17,7 @@ type collector struct {
 	serial, records, journal, journalBytes    *prometheus.Desc
 	queries, transfers, refused, msgs, xbytes *prometheus.Desc
 
-	peerSerial, peerLag, peerStale, notifySent, notifyFailed, peerXfr *prometheus.Desc
+	peerSerial, peerLag, peerStale, notifySent, notifyFailed, peerXfr, peerAhead *prometheus.Desc
 
 	pending, heldVMs, heldRecords *prometheus.Desc
 
@@ -36,7 +36,7 @@ func newCollector(s *Server) *collector {
 		serial:         d("zone_serial", "The zone's current SOA serial.", zone...),
 		records:        d("zone_records", "Records the zone serves.", zone...),
 		journal:        d("zone_journal_entries", "Diffs kept in the zone's journal.", zone...),
-		journalBytes:   d("zone_journal_bytes", "Approximate size of the zone's journal.", zone...),
+		journalBytes:   d("zone_journal_bytes", "Heap the zone's journal takes in this process: its diffs, encoded.", zone...),
 		queries:        d("dns_queries_total", "Queries answered, by response code.", "rcode"),
 		transfers:      d("dns_transfers_total", "Zone transfers completed, by what was sent.", "kind"),
 		refused:        d("dns_transfers_refused_total", "Zone transfers refused by the ACL or TSIG."),
@@ -48,6 +48,7 @@ func newCollector(s *Server) *collector {
 		notifySent:     d("peer_notify_sent_total", "NOTIFY messages sent to the secondary, retries included.", peer...),
 		notifyFailed:   d("peer_notify_failed_total", "NOTIFYs the secondary never answered, or answered with an error.", peer...),
 		peerXfr:        d("peer_transfers_total", "Transfers by the secondary, by kind.", "peer", "zone", "kind"),
+		peerAhead:      d("peer_serial_ahead_total", "Times the secondary was found serving a serial ahead of the zone's (it ignores NOTIFY until the writer moves the serial past it).", peer...),
 		pending:        d("pending_removals", "Self-removals the hysteresis policy has not let take effect yet (writer only)."),
 		heldVMs:        d("held_deletion_vms", "VMs whose records a held mass deletion keeps, by cause (writer only).", "cause"),
 		heldRecords:    d("held_deletion_records", "Records a held mass deletion would remove, by cause and zone (writer only).", "cause", "zone"),
@@ -72,7 +73,7 @@ func (c *collector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{
 		c.serial, c.records, c.journal, c.journalBytes,
 		c.queries, c.transfers, c.refused, c.msgs, c.xbytes,
-		c.peerSerial, c.peerLag, c.peerStale, c.notifySent, c.notifyFailed, c.peerXfr,
+		c.peerSerial, c.peerLag, c.peerStale, c.notifySent, c.notifyFailed, c.peerXfr, c.peerAhead,
 		c.pending, c.heldVMs, c.heldRecords,
 		c.feedConnected, c.feedVMs, c.feedUnresolved, c.feedQueued, c.feedLag, c.listings, c.commits, c.pendingSources,
 		c.storeUp, c.storeWriter, c.writesRefused, c.redisAOF,
@@ -195,6 +196,7 @@ func (c *collector) collectPeers(ch chan<- prometheus.Metric) {
 			counter(ch, c.notifyFailed, z.NotifyFailed, p.Addr, zone)
 			counter(ch, c.peerXfr, z.AXFR, p.Addr, zone, "axfr")
 			counter(ch, c.peerXfr, z.IXFR, p.Addr, zone, "ixfr")
+			counter(ch, c.peerAhead, z.AheadIncidents, p.Addr, zone)
 		}
 	}
 }

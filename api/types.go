@@ -42,6 +42,9 @@ type PeerZone struct {
 	IXFR         uint64 `json:"ixfr"`
 	NotifySent   uint64 `json:"notify_sent"`
 	NotifyFailed uint64 `json:"notify_failed"`
+	// Ahead: the secondary serves a serial ahead of the zone's
+	// (docs/operator-guide.md, Serials).
+	Ahead bool `json:"ahead"`
 }
 
 // AllowedPeer is one entry of GET /allowed-peers: an address and the

@@ -63,10 +63,56 @@ func (p *Pipeline) guard(now time.Time, cause string, cs []zonegen.Contribution,
 		}
 		p.holds[cause] = h
 	}
+	others := map[*hold]bool{}
 	for _, c := range cs {
+		// The newest evaluation of a source supersedes what any other
+		// hold kept of it: a source waits in one hold only, with its
+		// current contribution.
+		for _, o := range p.holds {
+			if _, ok := o.held[c.VM]; ok && o != h {
+				delete(o.held, c.VM)
+				others[o] = true
+			}
+		}
 		h.held[c.VM] = c
 	}
 	p.settle(h, now)
+	for o := range others {
+		p.settle(o, now)
+	}
+}
+
+// submit sends contributions computed by a path the guard does not watch
+// as a bulk change (an account change, a self-removal falling due, a
+// retry, new settings): a source that a hold keeps has its held
+// contribution replaced, so that releasing the hold commits what the
+// source is now and never what it was when the hold began; the others go
+// to the store. The caller holds mu.
+func (p *Pipeline) submit(now time.Time, cs []zonegen.Contribution) {
+	var direct []zonegen.Contribution
+	touched := map[*hold]bool{}
+	for _, c := range cs {
+		if h := p.holding(c.VM); h != nil {
+			h.held[c.VM] = c
+			touched[h] = true
+			continue
+		}
+		direct = append(direct, c)
+	}
+	p.out.AddAll(direct)
+	for h := range touched {
+		p.settle(h, now)
+	}
+}
+
+// holding returns the hold that keeps source, or nil. The caller holds mu.
+func (p *Pipeline) holding(source string) *hold {
+	for _, h := range p.holds {
+		if _, ok := h.held[source]; ok {
+			return h
+		}
+	}
+	return nil
 }
 
 // settle commits the contributions of h that the guard lets through and

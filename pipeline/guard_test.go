@@ -107,3 +107,89 @@ func equalRecords(a, b map[string][]string) bool {
 	}
 	return true
 }
+
+// The scenario that deleted an enabled account's records: its account was
+// disabled while no cnsd ran and a VM of another account was destroyed, so
+// the re-list at start holds the removal of all of them; the account is
+// enabled again and its VMs are evaluated afresh; the operator confirms.
+// Only the destroyed VM may go: the hold commits what its sources are now.
+func TestConfirmCommitsCurrentContributions(t *testing.T) {
+	s := rulesSettings()
+	s.MassDeleteShare, s.MassDeleteMin = 0.05, 1
+	w := newWorld(t, rulesFixture())
+	b := store.NewMemory()
+	w.start(s, b)
+	w.waitOracle(s)
+	w.stop()
+	updateUser(t, w, alice, mockcloud.UserPatch{TritonCNSEnabled: ptr("false")})
+	must[mockcloud.VM](t)(w.cloud.DestroyVM(bobVM))
+	w.start(s, b)
+	w.waitFor("the re-list held", func() bool {
+		h := w.p.Holds()
+		return len(h) == 1 && len(h[0].VMs) == 5 && w.p.Idle()
+	})
+	updateUser(t, w, alice, mockcloud.UserPatch{TritonCNSEnabled: ptr("true")})
+	w.waitFor("alice's VMs out of the hold", func() bool {
+		h := w.p.Holds()
+		return len(h) == 1 && slices.Equal(h[0].VMs, []string{bobVM}) && w.p.Idle()
+	})
+	if err := w.p.Confirm(CauseRelist); err != nil {
+		t.Fatal(err)
+	}
+	w.waitOracle(s)
+	w.waitAddrs("web.svc.alice.pub.example.com.", "192.0.2.11", "192.0.2.12", "192.0.2.13")
+	if len(w.p.Holds()) != 0 {
+		t.Errorf("holds after the confirm: %+v", w.p.Holds())
+	}
+}
+
+// A source held for one cause and evaluated again by another bulk change
+// waits in the newer hold only, with the newer contribution: confirming
+// the older hold does not commit what the source was.
+func TestSourceWaitsInOneHold(t *testing.T) {
+	s := rulesSettings()
+	s.MassDeleteShare, s.MassDeleteMin = 0.05, 1
+	w := newWorld(t, rulesFixture())
+	b := store.NewMemory()
+	w.start(s, b)
+	w.waitOracle(s)
+	w.stop()
+	updateUser(t, w, bob, mockcloud.UserPatch{TritonCNSEnabled: ptr("false")})
+	for _, id := range []string{web3, db1} {
+		must[mockcloud.VM](t)(w.cloud.DestroyVM(id))
+	}
+	w.start(s, b)
+	w.waitFor("the re-list held", func() bool {
+		h := w.p.Holds()
+		return len(h) == 1 && slices.Equal(h[0].VMs, []string{web3, db1, bobVM}) && w.p.Idle()
+	})
+	// cn2 goes down: bobVM, on cn2 and still disabled, is evaluated by
+	// the compute-node change and moves to its hold.
+	down, old := "unknown", w.clock.Now().Add(-2*time.Hour).UTC().Format(time.RFC3339)
+	must[mockcloud.Server](t)(w.cloud.UpdateServer(cn2, mockcloud.ServerPatch{Status: &down, LastHeartbeat: &old}))
+	w.waitFor("bobVM in the compute-node hold", func() bool {
+		for _, h := range w.p.Holds() {
+			if h.Cause == CauseComputeNodes && slices.Contains(h.VMs, bobVM) {
+				return w.p.Idle()
+			}
+		}
+		return false
+	})
+	for _, h := range w.p.Holds() {
+		if h.Cause == CauseRelist && slices.Contains(h.VMs, bobVM) {
+			t.Errorf("bobVM waits in the re-list hold too: %+v", h)
+		}
+	}
+	updateUser(t, w, bob, mockcloud.UserPatch{TritonCNSEnabled: ptr("true")})
+	up, now := "running", w.clock.Now().UTC().Format(time.RFC3339)
+	must[mockcloud.Server](t)(w.cloud.UpdateServer(cn2, mockcloud.ServerPatch{Status: &up, LastHeartbeat: &now}))
+	w.waitFor("only the re-list held", func() bool {
+		h := w.p.Holds()
+		return len(h) == 1 && h[0].Cause == CauseRelist && w.p.Idle()
+	})
+	if err := w.p.Confirm(CauseRelist); err != nil {
+		t.Fatal(err)
+	}
+	w.waitOracle(s)
+	w.waitAddrs("api.svc.bob.pub.example.com.", "192.0.2.15")
+}

@@ -147,9 +147,14 @@ func (p *Pipeline) applyServers(ctx context.Context, servers []string) {
 	p.mu.Unlock()
 }
 
-// reevaluate evaluates VMs again and sends their records to the store.
+// reevaluate evaluates VMs again and sends their records to the store,
+// or to the hold that keeps them (submit).
 func (p *Pipeline) reevaluate(ctx context.Context, vms []*vmState) {
-	p.out.AddAll(p.evaluateAll(ctx, vms, p.cfg.Clock(), ""))
+	now := p.cfg.Clock()
+	cs := p.evaluateAll(ctx, vms, now, "")
+	p.mu.Lock()
+	p.submit(now, cs)
+	p.mu.Unlock()
 }
 
 // evaluateAll evaluates vms at now with one lookup memo and returns the
@@ -232,9 +237,8 @@ func (p *Pipeline) applySettings(ctx context.Context, s Settings) {
 	for _, st := range p.vms {
 		vms = append(vms, st)
 	}
-	cns := p.allComputeNodes()
+	p.submit(p.cfg.Clock(), p.allComputeNodes())
 	p.mu.Unlock()
-	p.out.AddAll(cns)
 	p.reevaluate(ctx, vms)
 }
 

@@ -15,6 +15,24 @@ import (
 // same shape as world.records.
 func oracle(t testing.TB, f *mockcloud.Fixture, s Settings, now time.Time) map[string][]string {
 	t.Helper()
+	out := map[string][]string{}
+	for _, zones := range oracleSources(t, f, s, now) {
+		for zone, recs := range zones {
+			out[zone] = append(out[zone], recs...)
+		}
+	}
+	for zone := range out {
+		slices.Sort(out[zone])
+		out[zone] = slices.Compact(out[zone])
+	}
+	return out
+}
+
+// oracleSources is oracle per source (VM UUID or compute node's
+// zonegen.ComputeNodeSource): zone → its records, sorted. A source with
+// no records is absent.
+func oracleSources(t testing.TB, f *mockcloud.Fixture, s Settings, now time.Time) map[string]map[string][]string {
+	t.Helper()
 	s = withDefaults(s)
 	gen := zonegen.NewGenerator(s.Naming)
 	users := map[string]zonegen.Account{}
@@ -38,7 +56,22 @@ func oracle(t testing.TB, f *mockcloud.Fixture, s Settings, now time.Time) map[s
 		}
 		networks[n.UUID] = net
 	}
-	out := map[string][]string{}
+	out := map[string]map[string][]string{}
+	add := func(c zonegen.Contribution) {
+		absoluteZones(&c)
+		for _, z := range c.Zones {
+			for _, r := range z.Records {
+				if out[c.VM] == nil {
+					out[c.VM] = map[string][]string{}
+				}
+				out[c.VM][z.Zone] = append(out[c.VM][z.Zone], r.String())
+			}
+		}
+		for zone, recs := range out[c.VM] {
+			slices.Sort(recs)
+			out[c.VM][zone] = slices.Compact(recs)
+		}
+	}
 	for _, mv := range f.VMs {
 		v := zonegen.View{VM: toVM(t, mv), Networks: networks}
 		if u, ok := users[mv.OwnerUUID]; ok {
@@ -50,26 +83,10 @@ func oracle(t testing.TB, f *mockcloud.Fixture, s Settings, now time.Time) map[s
 			v.Server = &sv
 		}
 		d := zonegen.Decide(&v, s.Decide, now)
-		c := gen.Generate(&v, &d)
-		absoluteZones(&c)
-		for _, z := range c.Zones {
-			for _, r := range z.Records {
-				out[z.Zone] = append(out[z.Zone], r.String())
-			}
-		}
+		add(gen.Generate(&v, &d))
 	}
 	for id, sv := range servers {
-		c := gen.ComputeNode(id, &sv)
-		absoluteZones(&c)
-		for _, z := range c.Zones {
-			for _, r := range z.Records {
-				out[z.Zone] = append(out[z.Zone], r.String())
-			}
-		}
-	}
-	for zone := range out {
-		slices.Sort(out[zone])
-		out[zone] = slices.Compact(out[zone])
+		add(gen.ComputeNode(id, &sv))
 	}
 	return out
 }

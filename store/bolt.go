@@ -23,6 +23,8 @@ import (
 //	    <vm uuid>             EncodeVMRecords
 //	  journal                 bucket
 //	    <seq><chunk>          EncodeDiff in chunks (uint64 BE, uint32 BE), oldest first
+//	floors                    bucket (bolt_floor.go)
+//	  <name>                  uint32 BE: the final serial of the zone's last drop
 //
 // The journal sequence is the bucket's own (NextSequence), so it never
 // repeats even after trimming; see bolt_journal.go for the chunks.

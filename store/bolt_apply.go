@@ -84,7 +84,7 @@ func boltApplyZone(tx *bolt.Tx, epoch uint64, c *ZoneChange) error {
 		if err := tx.DeleteBucket(name); err != nil {
 			return fmt.Errorf("store: drop zone %s: %w", c.Zone, err)
 		}
-		return nil
+		return boltKeepFloor(tx, c.Zone, c.Prev)
 	}
 	if err := boltWriteZone(tx, name, epoch, c); err != nil {
 		return fmt.Errorf("store: apply zone %s: %w", c.Zone, err)

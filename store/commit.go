@@ -19,8 +19,8 @@ import (
 // The order is:
 //
 //  1. plan: per changed zone, the VM replacements, the served-set Diff,
-//     the next serial — NextSerial of the zone's serial, or of the final
-//     serial of a zone dropped since Open when it comes back, or of 0 —
+//     the next serial — NextSerial of the zone's serial, or of the floor
+//     of a zone name dropped before (floor.go), or of 0 —
 //     the trimmed journal and the new Snapshot, all without touching the
 //     Store;
 //  2. Backend.Apply of every zone's change with the lease epoch; on error
@@ -32,15 +32,13 @@ import (
 //     serial, carrying the Diff that removes everything; a second Apply
 //     deletes them from the backend, then they leave the published
 //     snapshots (another swap and signal) and their final serial is kept
-//     in memory for a return. A failed drop is logged and retried by the
+//     as the name's floor. A failed drop is logged and retried by the
 //     next commit; the empty zone stays published meanwhile.
 //
 // A zone that comes back after being dropped continues after its final
-// serial, so secondaries that still hold it accept the new one. Final
-// serials are remembered in memory only: after a restart a returning
-// zone starts from TimeSerial(now), which is above its final serial
-// unless that serial had run ahead of the clock (more than one commit per
-// 10 s on average) or the clock went back.
+// serial, so secondaries that still hold it accept the new one. The
+// backend keeps that serial with the drop, so this holds across restarts
+// and writer takeovers (floor.go).
 //
 // Commit keeps the contributions' record slices; callers must not modify
 // them afterwards.
@@ -111,6 +109,9 @@ func (s *Store) reloadLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := s.loadFloorsLocked(ctx); err != nil {
+		return err
+	}
 	s.stale = false
 	cur := *s.zones.Load()
 	s.vms, s.vmZones = map[string]map[string][]Record{}, map[string][]string{}
@@ -123,8 +124,9 @@ func (s *Store) reloadLocked(ctx context.Context) error {
 			set[name] = snap
 		}
 	}
-	for name := range cur {
+	for name, snap := range cur {
 		if data[name] == nil {
+			s.keepFloorLocked(name, snap.serial)
 			set[name] = nil
 		}
 	}

@@ -152,8 +152,7 @@ func (s *Store) applyDiff(zone string, snap *Snapshot, d Diff) *Snapshot {
 		names.set(name, nn)
 	}
 	next.names, next.serial = names.done(), d.To
-	need, hasNeed := s.opts.needed(d.Zone)
-	next.journal, next.jbytes = appendJournal(next.journal, next.jbytes, d, s.opts.JournalEntries, s.opts.JournalBytes, need, hasNeed)
+	next.addJournal(d, &s.opts)
 	return next
 }
 

@@ -3,58 +3,88 @@ package store
 import (
 	"fmt"
 	"slices"
+	"unsafe"
 
 	"github.com/cnsd/cnsd/zonegen"
 )
 
-// jentry is one journal diff with its approximate size.
+// jentry is one journal diff, kept encoded (EncodeDiff) in a buffer of
+// its own. The Diff a commit builds shares its strings with the
+// contributions it came from — zonegen's arena chunks, a backend's read
+// buffers — so holding it would keep all of those alive for as long as
+// the entry lives: several kilobytes per entry where the encoding takes a
+// few hundred bytes, and the heap would follow the journals' turnover
+// rather than their size (issue 15). DiffSince decodes the entries it
+// needs; an IXFR is rare next to commits.
 type jentry struct {
-	diff Diff
-	size int
+	from, to Serial
+	enc      []byte
 }
 
-// diffSize approximates the bytes a Diff takes in memory and on the wire:
-// the strings of each record plus a fixed overhead per record.
-func diffSize(d Diff) int {
-	n := 64
-	for _, rs := range [2][]Record{d.Removed, d.Added} {
-		for _, r := range rs {
-			n += len(r.Name) + len(r.Data) + len(r.Source) + 32
-		}
-	}
-	return n
+// jentrySlot is what one entry takes in the journal's backing array.
+const jentrySlot = int(unsafe.Sizeof(jentry{}))
+
+// newJEntry encodes d into an entry that refers to none of d's memory.
+// The encoding is copied into a buffer sized by the allocator, so that
+// cap(enc) is the heap it really takes and the journal's byte count
+// (bound and metric) reflects the heap.
+func newJEntry(d Diff) jentry {
+	enc := EncodeDiff(d)
+	return jentry{from: d.From, to: d.To, enc: append([]byte(nil), enc...)}
 }
 
-// appendJournal returns j with d appended and the oldest entries trimmed
-// until at most maxEntries remain and they total at most maxBytes (a diff
-// larger than maxBytes on its own is not kept at all: the zone is then
-// transferred whole). j's backing array is only ever written past the end
-// of every published journal, so older snapshots sharing it are unaffected.
+// size is the heap the entry holds: its encoding and its array slot.
+func (e jentry) size() int { return cap(e.enc) + jentrySlot }
+
+// decode returns the entry's diff; its strings are new allocations.
+func (e jentry) decode(zone string) (Diff, error) { return DecodeDiff(zone, e.enc) }
+
+// addJournal appends d to the snapshot's journal and trims the oldest
+// entries until at most o.JournalEntries remain and their sizes total at
+// most o.JournalBytes (a diff larger than that on its own is not kept at
+// all: the zone is then transferred whole). The backing array is only
+// ever written past the end of every published journal, so older
+// snapshots sharing it are unaffected.
 //
-// When a secondary still serves serial need (hasNeed), the entries from
+// When a secondary still serves serial need (o.Retain), the entries from
 // the one starting at need are kept beyond those limits, up to
 // retainFactor times them, so that a secondary a few commits behind gets
 // an IXFR rather than the whole zone.
-func appendJournal(j []jentry, jbytes int, d Diff, maxEntries, maxBytes int, need Serial, hasNeed bool) ([]jentry, int) {
-	e := jentry{diff: d, size: diffSize(d)}
-	j = append(j, e)
-	jbytes += e.size
+func (s *Snapshot) addJournal(d Diff, o *Options) {
+	need, hasNeed := o.needed(s.zone)
+	e := newJEntry(d)
+	if len(s.journal) == cap(s.journal) {
+		s.jdead = 0 // append moves the entries to a new array
+	}
+	j, jbytes := append(s.journal, e), s.jbytes+e.size()
 	keep := -1 // index of the oldest entry a secondary needs
 	if hasNeed {
-		keep = slices.IndexFunc(j, func(e jentry) bool { return e.diff.From == need })
+		keep = slices.IndexFunc(j, func(e jentry) bool { return e.from == need })
 	}
+	maxEntries, maxBytes := o.JournalEntries, o.JournalBytes
 	for len(j) > 0 && (len(j) > maxEntries || jbytes > maxBytes) {
 		if keep == 0 && len(j) <= retainFactor*maxEntries && jbytes <= retainFactor*maxBytes {
 			break
 		}
-		jbytes -= j[0].size
+		jbytes -= j[0].size()
+		s.jdead += j[0].size()
 		j = j[1:]
 		keep--
 	}
-	if len(j) == 0 {
-		j = nil // let the trimmed backing array go
+	switch {
+	case len(j) == 0:
+		s.journal, s.jbytes, s.jdead = nil, 0, 0 // let the trimmed backing array go
+		return
+	case s.jdead > jbytes/4:
+		// The trimmed entries' slots keep their encodings reachable
+		// for as long as the array lives. Past a quarter of the live
+		// entries' size, these are copied to an array of their own:
+		// the heap held by trimmed entries stays under a quarter of
+		// the journal's, for one copy of the journal per quarter of it
+		// trimmed.
+		j, s.jdead = append(make([]jentry, 0, len(j)+len(j)/4+1), j...), 0
 	}
-	return j, jbytes
+	s.journal, s.jbytes = j, jbytes
 }
 
 // retainFactor bounds how far past its limits a journal grows for a
@@ -81,17 +111,25 @@ func (s *Snapshot) DiffSince(from Serial) (Diff, error) {
 	if from == s.serial {
 		return out, nil
 	}
-	i := slices.IndexFunc(s.journal, func(e jentry) bool { return e.diff.From == from })
+	i := slices.IndexFunc(s.journal, func(e jentry) bool { return e.from == from })
 	if i < 0 {
 		return Diff{}, fmt.Errorf("diff of %s since %d (now %d): %w", s.zone, from, s.serial, ErrNotCovered)
 	}
-	out.Removed, out.Added = condense(s.journal[i:])
+	diffs := make([]Diff, 0, len(s.journal)-i)
+	for _, e := range s.journal[i:] {
+		d, err := e.decode(s.zone)
+		if err != nil {
+			return Diff{}, fmt.Errorf("diff of %s since %d: journal entry %d→%d: %w", s.zone, from, e.from, e.to, err)
+		}
+		diffs = append(diffs, d)
+	}
+	out.Removed, out.Added = condense(diffs)
 	return out, nil
 }
 
 // condense folds consecutive diffs into one removed and one added list,
 // each sorted by Record.Compare.
-func condense(j []jentry) (removed, added []Record) {
+func condense(diffs []Diff) (removed, added []Record) {
 	type key struct {
 		name string
 		typ  zonegen.Type
@@ -99,8 +137,8 @@ func condense(j []jentry) (removed, added []Record) {
 	}
 	net := map[key]Record{}
 	sign := map[key]int{} // -1 removed, +1 added over the span so far
-	for _, e := range j {
-		for _, r := range e.diff.Removed {
+	for _, d := range diffs {
+		for _, r := range d.Removed {
 			k := key{r.Name, r.Type, r.Data}
 			if sign[k] == 1 {
 				delete(sign, k)
@@ -109,7 +147,7 @@ func condense(j []jentry) (removed, added []Record) {
 			}
 			sign[k], net[k] = -1, r
 		}
-		for _, r := range e.diff.Added {
+		for _, r := range d.Added {
 			k := key{r.Name, r.Type, r.Data}
 			if sign[k] == -1 {
 				delete(sign, k)
@@ -131,6 +169,10 @@ func condense(j []jentry) (removed, added []Record) {
 	return removed, added
 }
 
-// Journal returns how many diffs the snapshot's journal holds and their
-// approximate size in bytes, for metrics.
-func (s *Snapshot) Journal() (entries, bytes int) { return len(s.journal), s.jbytes }
+// Journal returns how many diffs the snapshot's journal holds and the
+// heap they take in bytes, for metrics: the encoded diffs and the slots
+// of the array holding them, with the spare slots and the trimmed entries
+// the array still holds (see addJournal).
+func (s *Snapshot) Journal() (entries, bytes int) {
+	return len(s.journal), s.jbytes + s.jdead + (cap(s.journal)-len(s.journal))*jentrySlot
+}

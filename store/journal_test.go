@@ -33,7 +33,7 @@ func TestJournalTrim(t *testing.T) {
 			if len(snap.journal) != tt.want {
 				t.Fatalf("journal has %d entries, want %d", len(snap.journal), tt.want)
 			}
-			if len(snap.journal) > 0 && snap.journal[len(snap.journal)-1].diff.To != snap.Serial() {
+			if len(snap.journal) > 0 && snap.journal[len(snap.journal)-1].to != snap.Serial() {
 				t.Errorf("journal does not end at the serial")
 			}
 			zd, _ := mem.Load(t.Context(), nil)
@@ -42,10 +42,10 @@ func TestJournalTrim(t *testing.T) {
 			}
 			first, past := snap.Serial(), snap.Serial()-1
 			if tt.want > 0 {
-				first, past = snap.journal[0].diff.From, snap.journal[0].diff.From-1
+				first, past = snap.journal[0].from, snap.journal[0].from-1
 			}
 			if first == 0 {
-				past = snap.journal[0].diff.To - 1 // before the zone existed
+				past = snap.journal[0].to - 1 // before the zone existed
 			}
 			if _, err := s.DiffSince(zone, first); err != nil {
 				t.Errorf("DiffSince(oldest covered %d): %v", first, err)

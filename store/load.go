@@ -22,9 +22,9 @@ func (s *Store) loadZoneLocked(name string, zd *ZoneData) *Snapshot {
 	s.vms[name] = vms
 	snap := buildSnapshot(name, zd.Serial, vms)
 	for _, d := range zd.Journal {
-		e := jentry{diff: d, size: diffSize(d)}
+		e := newJEntry(d)
 		snap.journal = append(snap.journal, e)
-		snap.jbytes += e.size
+		snap.jbytes += e.size()
 	}
 	return snap
 }

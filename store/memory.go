@@ -13,11 +13,12 @@ import (
 // Apply is all-or-nothing across the whole batch, stricter than the
 // per-zone atomicity Backend requires. Safe for concurrent use.
 type Memory struct {
-	// mu guards zones, fence, holder, lastEpoch, leaseCh and subs.
+	// mu guards zones, floors, fence, holder, lastEpoch, leaseCh and subs.
 	mu        sync.Mutex
 	zones     map[string]*ZoneData
-	fence     uint64 // the newest epoch handed out or written with
-	holder    uint64 // the lease holder's epoch; 0 when free
+	floors    map[string]Serial // final serials of dropped zones
+	fence     uint64            // the newest epoch handed out or written with
+	holder    uint64            // the lease holder's epoch; 0 when free
 	lastEpoch uint64
 	leaseCh   chan struct{} // closed and replaced whenever the lease changes hands
 	subs      map[chan struct{}]struct{}
@@ -31,7 +32,7 @@ var (
 
 // NewMemory returns an empty Memory.
 func NewMemory() *Memory {
-	return &Memory{zones: map[string]*ZoneData{}, leaseCh: make(chan struct{}), subs: map[chan struct{}]struct{}{}}
+	return &Memory{zones: map[string]*ZoneData{}, floors: map[string]Serial{}, leaseCh: make(chan struct{}), subs: map[chan struct{}]struct{}{}}
 }
 
 // Load returns a copy of every zone.
@@ -77,6 +78,9 @@ func (m *Memory) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) 
 
 func (m *Memory) applyLocked(c ZoneChange) {
 	if c.Drop {
+		if m.zones[c.Zone] != nil {
+			m.floors[c.Zone] = c.Prev
+		}
 		delete(m.zones, c.Zone)
 		return
 	}
@@ -99,6 +103,13 @@ func (m *Memory) applyLocked(c ZoneChange) {
 		clear(z.Journal[n:])
 		z.Journal = z.Journal[:n]
 	}
+}
+
+// Floors returns a copy of the final serials of the zones dropped.
+func (m *Memory) Floors(ctx context.Context) (map[string]Serial, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.floors), nil
 }
 
 // Close does nothing: Memory holds no resources.

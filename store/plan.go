@@ -16,6 +16,9 @@ type zonePlan struct {
 	ops    map[string][]op     // name → the VMs' record changes there
 	next   *Snapshot
 	change ZoneChange
+	// raise, when not zero, is the serial to move to instead of the
+	// NextSerial of the current one (RaiseSerial).
+	raise Serial
 }
 
 // op is one VM starting (add) or ceasing to provide one record.
@@ -64,10 +67,12 @@ func (s *Store) buildLocked(p *zonePlan, now time.Time) {
 		base = prev
 	}
 	next.serial = NextSerial(base, now)
+	if p.raise != 0 {
+		next.serial = p.raise
+	}
 	removed, added := p.applyOps(next)
 	d := Diff{Zone: p.zone, From: prev, To: next.serial, Removed: removed, Added: added}
-	need, hasNeed := s.opts.needed(d.Zone)
-	next.journal, next.jbytes = appendJournal(next.journal, next.jbytes, d, s.opts.JournalEntries, s.opts.JournalBytes, need, hasNeed)
+	next.addJournal(d, &s.opts)
 	p.next = next
 	p.change = ZoneChange{Zone: p.zone, Prev: prev, Next: next.serial, Diff: d, KeepJournal: len(next.journal)}
 	for vm, recs := range p.set {

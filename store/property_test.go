@@ -118,7 +118,7 @@ func checkJournal(t *testing.T, s *Store, z string, history map[string]map[Seria
 	}
 	history[z][snap.Serial()] = cur
 	for _, e := range snap.journal {
-		from := e.diff.From
+		from := e.from
 		old, ok := history[z][from]
 		if !ok {
 			t.Fatalf("zone %s: journal starts at %d, a serial never published", z, from)

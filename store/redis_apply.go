@@ -23,7 +23,8 @@ const (
 
 // redisApplyScript writes one zone change atomically.
 //
-// KEYS: serial, epoch, vms, journal, applied (redisZoneKeys.list).
+// KEYS: serial, epoch, vms, journal, applied, floor
+// (redisZoneKeys.scriptKeys).
 // ARGV: epoch, prev, next, drop ("1" or "0"), keep, diff, nset, channel,
 // message, change id, then nset pairs of VM UUID and encoded records, then
 // the VMs to delete.
@@ -37,7 +38,8 @@ const (
 // {1, stored serial} when the serial is not prev (a missing serial is 0),
 // and {0} after writing: the epoch is raised, VMs set and deleted, the
 // diff appended and the journal trimmed to keep entries, the serial set,
-// and message published; a drop deletes every key of the zone instead.
+// and message published; a drop deletes every key of the zone instead,
+// keeping its final serial (prev) in the floor key.
 // It returns {3, key} before writing anything when the VMs or journal key
 // holds the wrong type: Redis does not undo a script's writes when a later
 // command fails, so everything that could fail is checked first.
@@ -63,6 +65,7 @@ if bad_type(KEYS[3], 'hash') then return {3, KEYS[3]} end
 if bad_type(KEYS[4], 'list') then return {3, KEYS[4]} end
 if ARGV[4] == '1' then
   redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+  if ARGV[2] ~= '0' then redis.call('SET', KEYS[6], ARGV[2]) end
   redis.call('PUBLISH', ARGV[8], ARGV[9])
   return {0}
 end
@@ -130,6 +133,9 @@ func (r *Redis) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) e
 	if err := r.listNewZones(ctx, changes); err != nil {
 		return err
 	}
+	if err := r.listFloors(ctx, changes); err != nil {
+		return err
+	}
 	cmds := r.runApplyScripts(ctx, changes, encodeApplyArgs(epoch, changeID(), changes))
 	var errs []error
 	for i, c := range changes {
@@ -168,13 +174,13 @@ func (r *Redis) runApplyScripts(ctx context.Context, changes []ZoneChange, args 
 	// applyResult reports them per zone.
 	_, _ = r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, c := range changes {
-			cmds[i] = redisApplyScript.EvalSha(ctx, p, zoneKeys(c.Zone).list(), args[i]...)
+			cmds[i] = redisApplyScript.EvalSha(ctx, p, zoneKeys(c.Zone).scriptKeys(), args[i]...)
 		}
 		return nil
 	})
 	for i, c := range changes {
 		if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") {
-			cmds[i] = redisApplyScript.Eval(ctx, r.c, zoneKeys(c.Zone).list(), args[i]...)
+			cmds[i] = redisApplyScript.Eval(ctx, r.c, zoneKeys(c.Zone).scriptKeys(), args[i]...)
 		}
 	}
 	return cmds

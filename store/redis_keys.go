@@ -12,6 +12,8 @@ package store
 //	                         of 16 KiB and more are deflated (redis_compress.go)
 //	{cnsd:z:<zone>}:applied  string: id of the last change written, so that
 //	                         a resent script knows it has run
+//	{cnsd:z:<zone>}:floor    string: the final serial of the zone's last
+//	                         drop, kept after the drop (redis_floor.go)
 //
 // Global keys share the tag {cnsd}:
 //
@@ -20,6 +22,7 @@ package store
 //	              zone without keys (skipped) but never hide one with data
 //	{cnsd}:lease  "<holder id> <epoch>", with the lease TTL
 //	{cnsd}:epoch  highest epoch handed out or written (INCR counter)
+//	{cnsd}:floors set of zone names that have a floor key
 //
 // Commits are announced on the pub/sub channel cnsd:commits as
 // "<zone> <serial>".
@@ -34,13 +37,21 @@ const (
 // takes them.
 type redisZoneKeys struct {
 	serial, epoch, vms, journal, applied string
+	floor                                string // outlives the zone
 }
 
 func zoneKeys(zone string) redisZoneKeys {
 	p := "{cnsd:z:" + zone + "}:"
-	return redisZoneKeys{serial: p + "serial", epoch: p + "epoch", vms: p + "vms", journal: p + "journal", applied: p + "applied"}
+	return redisZoneKeys{serial: p + "serial", epoch: p + "epoch", vms: p + "vms", journal: p + "journal",
+		applied: p + "applied", floor: p + "floor"}
 }
 
+// list is the keys that hold the zone, which a drop deletes.
 func (k redisZoneKeys) list() []string {
 	return []string{k.serial, k.epoch, k.vms, k.journal, k.applied}
+}
+
+// scriptKeys is KEYS of the apply script: list, then the floor.
+func (k redisZoneKeys) scriptKeys() []string {
+	return append(k.list(), k.floor)
 }

@@ -19,7 +19,8 @@ type Snapshot struct {
 	names   *immutable.SortedMap[string, *node] // name → served records
 	n       int                                 // served records
 	journal []jentry                            // oldest first; the last ends at serial
-	jbytes  int                                 // sum of the journal's sizes
+	jbytes  int                                 // sum of the journal's entry sizes
+	jdead   int                                 // sizes of the trimmed entries still in journal's array, before journal[0]
 }
 
 // node holds the served records at one name: the union of every VM's

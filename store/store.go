@@ -50,7 +50,7 @@ type Store struct {
 	mu        sync.Mutex
 	vms       map[string]map[string][]Record // zone → VM → its records there, sorted
 	vmZones   map[string][]string            // VM → zones it has records in, sorted
-	dropped   map[string]Serial              // zone → final serial, for zones dropped since Open
+	dropped   map[string]Serial              // zone → final serial of its last drop (floor.go)
 	kept      map[string]bool                // zones never dropped when empty (Keep)
 	following bool
 	// stale: a commit failed and loading the zones again after it did
@@ -88,6 +88,9 @@ func Open(ctx context.Context, b Backend, opts Options, log *slog.Logger) (*Stor
 		log.Warn("skipping a value that cannot be decoded", "key", key, "err", err)
 	})
 	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if err := s.loadFloorsLocked(ctx); err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	zones := map[string]*Snapshot{}

@@ -36,7 +36,8 @@ type ZoneData struct {
 // SetVMs replaces those VMs' records, DelVMs drops VMs that have no records
 // left in the zone, Diff is appended to the journal, and the journal is
 // trimmed to its newest KeepJournal entries. Drop deletes the zone and
-// everything under it (its final, empty serial has been published).
+// everything under it (its final, empty serial has been published) and
+// keeps Prev as the name's floor (Backend.Floors).
 type ZoneChange struct {
 	Zone        string
 	Prev, Next  Serial
@@ -59,6 +60,11 @@ type Backend interface {
 	// every zone when the lease epoch is older than one a newer writer
 	// has used (ErrFenced).
 	Apply(ctx context.Context, epoch uint64, changes []ZoneChange) error
+	// Floors returns the final serial of every zone name a Drop change
+	// deleted, the latest drop's for a name dropped more than once: a
+	// zone made again under that name continues above it (floor.go).
+	// Apply keeps the floor with the drop, atomically.
+	Floors(ctx context.Context) (map[string]Serial, error)
 	// Close releases the backend.
 	Close() error
 }

@@ -23,6 +23,9 @@ func (s *Server) serveIXFR(w dns.ResponseWriter, r *dns.Msg, st *settings) {
 		return
 	}
 	cur := z.snap.Serial()
+	if isAhead(uint32(have), cur) {
+		s.peers.observed(remoteAddr(w), z.name, uint32(have))
+	}
 	x := newStream(w, r)
 	soa := st.soa(z, uint32(cur))
 	var err error

@@ -181,6 +181,9 @@ func (t *tracker) poll(ctx context.Context, addr netip.AddrPort, zone string) {
 			pz.stale = false
 		}
 	}
+	if err == nil {
+		t.observeLocked(addr, zone, pz, serial)
+	}
 	if !pz.reached() && now.Sub(pz.wantSince) > t.s.opts.StaleAfter {
 		pz.stale = true
 		t.s.log.Warn("secondary marked stale", "zone", zone, "peer", addr.String(),

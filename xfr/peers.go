@@ -27,6 +27,7 @@ type tracker struct {
 	resolved map[string][]netip.Addr // lower-case host name → its addresses
 	learnt   map[netip.Addr]map[string]bool
 	peers    map[netip.AddrPort]*peer
+	raising  map[string]bool // zones whose serial is being raised (ahead.go)
 	ctx      context.Context // the run's, for the workers it starts
 }
 
@@ -54,11 +55,13 @@ type peerZone struct {
 	// wake interrupts the worker's wait between polls when a newer
 	// serial is wanted, so that its NOTIFY goes out at once.
 	wake chan struct{}
+	// ahead is the secondary serving a serial ahead of the zone's.
+	ahead aheadState
 }
 
 func newTracker(s *Server) *tracker {
 	return &tracker{s: s, kick: make(chan struct{}, 1), resolved: map[string][]netip.Addr{},
-		learnt: map[netip.Addr]map[string]bool{}, peers: map[netip.AddrPort]*peer{}}
+		learnt: map[netip.Addr]map[string]bool{}, peers: map[netip.AddrPort]*peer{}, raising: map[string]bool{}}
 }
 
 func (t *tracker) configChanged() {
@@ -115,7 +118,7 @@ func (t *tracker) round() {
 				targeted[target] = map[string]bool{}
 			}
 			targeted[target][z.name] = true
-			t.want(target, z.name, serial, now)
+			t.want(target, z.name, serial, now, true)
 		}
 	}
 	t.mu.Lock()
@@ -133,11 +136,14 @@ func (t *tracker) round() {
 }
 
 // want records that the secondary at addr should serve zone at serial.
-func (t *tracker) want(addr netip.AddrPort, zone string, serial uint32, now time.Time) {
+// A serial older than the one wanted already is taken only when it is
+// the zone's current one: the store went back (Redis lost writes), and
+// the secondaries holding the later serial are now ahead of it.
+func (t *tracker) want(addr netip.AddrPort, zone string, serial uint32, now time.Time, current bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	pz := t.peerZoneLocked(addr, zone)
-	if pz.want == 0 || store.Serial(pz.want).Less(store.Serial(serial)) {
+	if pz.want == 0 || store.Serial(pz.want).Less(store.Serial(serial)) || current && serial != pz.want {
 		// Behind since now, unless it was behind already.
 		if pz.want == 0 || pz.reached() {
 			pz.wantSince = now
@@ -148,10 +154,7 @@ func (t *tracker) want(addr netip.AddrPort, zone string, serial uint32, now time
 		default:
 		}
 	}
-	if !pz.running && !pz.stale && pz.due() && t.ctx != nil {
-		pz.running = true
-		go t.work(t.ctx, addr, zone)
-	}
+	t.startLocked(addr, zone, pz)
 }
 
 // due reports whether a NOTIFY is owed or the serial is not confirmed.
@@ -159,9 +162,11 @@ func (pz *peerZone) due() bool {
 	return pz.notified != pz.want || !pz.reached()
 }
 
-// reached reports whether the secondary confirmed the wanted serial.
+// reached reports whether the secondary confirmed the wanted serial. One
+// ahead of it has not: it serves other records, and takes none of the
+// zone's until the zone's serial moves past its own (ahead.go).
 func (pz *peerZone) reached() bool {
-	return pz.confirmed != 0 && !store.Serial(pz.confirmed).Less(store.Serial(pz.want))
+	return pz.confirmed != 0 && pz.confirmed == pz.want
 }
 
 func (t *tracker) peerLocked(addr netip.AddrPort) *peer {
@@ -283,7 +288,7 @@ func (t *tracker) transferred(addr netip.Addr, zone string, serial uint32, kind 
 	}
 	t.mu.Unlock()
 	for _, target := range targets {
-		t.want(target, zone, serial, now)
+		t.want(target, zone, serial, now, false)
 	}
 }
 

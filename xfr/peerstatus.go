@@ -38,6 +38,11 @@ type PeerZone struct {
 	IXFR         uint64    `json:"ixfr"`
 	NotifySent   uint64    `json:"notify_sent"`
 	NotifyFailed uint64    `json:"notify_failed"`
+	// Ahead: the secondary serves a serial ahead of the zone's (Serial),
+	// so it ignores the zone's NOTIFY until the serial moves past it.
+	// AheadIncidents counts the times it was found so.
+	Ahead          bool   `json:"ahead"`
+	AheadIncidents uint64 `json:"ahead_incidents"`
 }
 
 // Peers lists every secondary known, configured or seen transferring,
@@ -53,7 +58,8 @@ func (s *Server) Peers() []PeerStatus {
 		for zone, pz := range p.zones {
 			pzs := PeerZone{Zone: zone, Serial: pz.confirmed, ConfirmedAt: pz.confirmedAt, Want: pz.want,
 				Stale: pz.stale, LastNotify: pz.lastNotify, AXFR: pz.axfr, IXFR: pz.ixfr,
-				NotifySent: pz.notifySent, NotifyFailed: pz.notifyFailed}
+				NotifySent: pz.notifySent, NotifyFailed: pz.notifyFailed,
+				Ahead: pz.ahead.open, AheadIncidents: pz.ahead.incidents}
 			if !pz.reached() {
 				pzs.BehindSince = pz.wantSince
 			}

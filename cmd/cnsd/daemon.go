@@ -125,6 +125,8 @@ func openWriter(ctx context.Context, b backend, cfg *schema.Config, retain func(
 // memory and are retried.
 func lead(ctx context.Context, b backend, src *source, st *store.Store, epoch uint64, conf *running, log *slog.Logger) error {
 	defer release(ctx, b, epoch, log)
+	src.writer.Store(st)
+	defer src.writer.Store(nil)
 	zones := xfr.NewCatalog(conf.cfg.Load(), st, log)
 	conf.zones.Store(zones)
 	zones.SetConfig(conf.cfg.Load()) // a reload may have come in between

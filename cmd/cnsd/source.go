@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/xfr"
 )
 
 // source is the store the DNS server and the API read: a following
@@ -14,10 +15,15 @@ import (
 // keep their own watch channels across the switch.
 type source struct {
 	cur atomic.Pointer[store.Store]
+	// writer is the store this process writes with, once it holds the
+	// lease; nil before.
+	writer atomic.Pointer[store.Store]
 
 	mu       sync.Mutex
 	watchers []chan struct{}
 }
+
+var _ xfr.Raiser = (*source)(nil)
 
 // Snapshot returns zone's snapshot; nil before the zones are loaded
 // (Redis down at start), so that DNS answers as for an unknown zone.
@@ -72,4 +78,15 @@ func (s *source) follow(ctx context.Context, st *store.Store) {
 			s.signal()
 		}
 	}
+}
+
+// RaiseSerial raises a zone's serial past a secondary's with the writing
+// store; a process that does not hold the writer lease must not write,
+// and gets store.ErrFollowing: it only reports the secondary.
+func (s *source) RaiseSerial(ctx context.Context, zone string, above store.Serial) (store.Serial, bool, error) {
+	w := s.writer.Load()
+	if w == nil {
+		return 0, false, store.ErrFollowing
+	}
+	return w.RaiseSerial(ctx, zone, above)
 }

@@ -43,6 +43,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Backend) {
 		{"ConflictNewZone", testConflictNewZone},
 		{"Fencing", testFencing},
 		{"Drop", testDrop},
+		{"Floors", testFloors},
+		{"FloorAfterReopen", testFloorAfterReopen},
 		{"FollowerSince", testFollowerSince},
 		{"FollowerChanged", testFollowerChanged},
 		{"Leaser", testLeaser},

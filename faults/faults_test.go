@@ -1,0 +1,191 @@
+package faults
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// repeat is n in the long form and short in the form CI runs.
+func repeat(n, short int) int {
+	if full {
+		return n
+	}
+	return short
+}
+
+// churnRate is the cloud's changes per second in every scenario.
+const churnRate = 20
+
+// TestFaults runs every scenario; docs/faults.md says what each checks.
+func TestFaults(t *testing.T) {
+	scenario(t, "redis-kill", redisKill)
+	scenario(t, "writer-kill", writerKill)
+	scenario(t, "changefeed-cut", changefeedCut)
+	scenario(t, "secondary-down", secondaryDown)
+	scenario(t, "embedded-kill", embeddedKill)
+	scenario(t, "disk-full", diskFull)
+}
+
+// redisKill: the redis-server under one cnsd is SIGKILLed and comes back
+// from its append-only file after longer than a client's usual timeouts,
+// under churn.
+func redisKill(t *testing.T) {
+	e := newEnv(t, envOptions{redis: true})
+	e.churn(churnRate)
+	for i := range repeat(5, 1) {
+		time.Sleep(3 * time.Second)
+		t.Logf("kill %d: redis-server down for 7 s", i+1)
+		e.redis.Kill()
+		time.Sleep(7 * time.Second)
+		e.redis.Restart()
+	}
+	time.Sleep(3 * time.Second)
+	e.finish()
+}
+
+// writerKill: of two cnsd on one Redis, the writer is SIGKILLed (its
+// lease is not released); the other takes over, and the killed one comes
+// back as a follower.
+func writerKill(t *testing.T) {
+	e := newEnv(t, envOptions{redis: true, nodes: 2})
+	e.churn(churnRate)
+	for i := range repeat(3, 1) {
+		time.Sleep(3 * time.Second)
+		w := e.writerNode()
+		t.Logf("kill %d: %s, the writer", i+1, w.name)
+		w.kill()
+		killed := time.Now()
+		e.waitFor(30*time.Second, "another node to take over", func() string {
+			for _, nd := range e.nodes {
+				if nd != w && nd.alive() && nd.writer() {
+					return ""
+				}
+			}
+			return "no writer"
+		})
+		t.Logf("taken over after %v", time.Since(killed).Round(10*time.Millisecond))
+		w.start()
+	}
+	time.Sleep(3 * time.Second)
+	e.finish()
+}
+
+// writerNode returns the node that writes, waiting for one.
+func (e *env) writerNode() *node {
+	e.t.Helper()
+	var w *node
+	e.waitFor(30*time.Second, "a writer", func() string {
+		for _, nd := range e.nodes {
+			if nd.alive() && nd.writer() {
+				w = nd
+				return ""
+			}
+		}
+		return "no node writes"
+	})
+	return w
+}
+
+// changefeedCut: the cloud cuts every changefeed connection at random
+// moments under churn; each reconnect re-lists.
+func changefeedCut(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.churn(churnRate)
+	rng := rand.New(rand.NewPCG(3, 5))
+	for range repeat(50, 10) {
+		time.Sleep(time.Duration(200+rng.IntN(800)) * time.Millisecond)
+		e.cloud.DisconnectAll()
+	}
+	e.finish()
+}
+
+// secondaryDown: BIND is down for a while under churn and catches up when
+// it is back.
+func secondaryDown(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.churn(churnRate)
+	time.Sleep(2 * time.Second)
+	e.bind.Stop()
+	down := time.Duration(repeat(120, 10)) * time.Second
+	t.Logf("BIND down for %v", down)
+	time.Sleep(down)
+	e.bind.Restart(t)
+	back := time.Now()
+	e.waitFor(60*time.Second, "BIND to catch up", func() string {
+		s, ok := soaSerial(e.nodes[0].dns, forwardZone)
+		if b, bok := soaSerial(e.bind.Addr().String(), forwardZone); !ok || !bok || serialLess(b, s) {
+			return fmt.Sprintf("BIND at %d, cnsd at %d", b, s)
+		}
+		return ""
+	})
+	t.Logf("BIND caught up on %s %v after it was back", forwardZone, time.Since(back).Round(10*time.Millisecond))
+	e.finish()
+}
+
+// embeddedKill: cnsd on the embedded store is SIGKILLed under churn and
+// started again at once.
+func embeddedKill(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.churn(churnRate)
+	nd := e.nodes[0]
+	for i := range repeat(5, 1) {
+		time.Sleep(3 * time.Second)
+		t.Logf("kill %d", i+1)
+		nd.kill()
+		nd.start()
+	}
+	time.Sleep(3 * time.Second)
+	e.finish()
+}
+
+// diskFull: the embedded store's file system fills up under churn for a
+// while, then space is freed.
+func diskFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("disk-full mounts a small tmpfs for the store and needs root: run the suite as root")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs on %s: %v: %s", dir, err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+	e := newEnv(t, envOptions{storeDir: dir})
+	e.churn(churnRate)
+	time.Sleep(2 * time.Second)
+	filler := filepath.Join(dir, "filler")
+	if err := fill(filler); err != nil {
+		t.Fatal(err)
+	}
+	full := time.Duration(repeat(60, 8)) * time.Second
+	t.Logf("store's file system full for %v", full)
+	time.Sleep(full)
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	e.finish()
+}
+
+// fill writes path until the file system has no space left.
+func fill(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			if errors.Is(err, syscall.ENOSPC) {
+				return nil
+			}
+			return err
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// ErrNoZone: the zone asked for is not in the store.
+var ErrNoZone = errors.New("store: no such zone")
+
+// maxSerialStep is the largest increase RFC 1982 can order: a serial
+// 2^31 or more ahead of another compares as not newer.
+const maxSerialStep = 1<<31 - 1
+
+// RaiseSerial moves zone's serial past above — a serial a secondary was
+// seen serving although it is not behind the zone's — so that the
+// secondary takes the zone again. It commits no record change: the new
+// serial carries an empty diff, and a secondary that asks for an IXFR from
+// a serial the journal never had gets the whole zone.
+//
+// The new serial is the later, in RFC 1982 order, of above+1 and what
+// the next commit would take (NextSerial of the current serial): it jumps
+// no further than needed. It is never more than 2^31-1 past the current
+// serial, since secondaries could not order a larger step: when above+1
+// is further, the serial moves by 2^31-1 and reached is false, and the
+// caller raises again once the secondaries serve that serial (the two
+// steps of RFC 1982 §7 and RFC 1912 §2.2). A zone whose serial is already
+// past above is left alone (reached, its current serial).
+//
+// Only the writer raises serials: a following store returns
+// ErrFollowing, and a zone the store does not hold ErrNoZone.
+func (s *Store) RaiseSerial(ctx context.Context, zone string, above Serial) (serial Serial, reached bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.following {
+		return 0, false, ErrFollowing
+	}
+	if s.stale {
+		if err := s.reloadLocked(ctx); err != nil {
+			return 0, false, fmt.Errorf("raise serial of %s: load the zones again after an earlier failed commit: %w", zone, err)
+		}
+	}
+	cur := (*s.zones.Load())[zone]
+	if cur == nil {
+		return 0, false, fmt.Errorf("raise serial of %s above %d: %w", zone, above, ErrNoZone)
+	}
+	if above == cur.serial || above.Less(cur.serial) {
+		return cur.serial, true, nil
+	}
+	now := s.opts.Clock()
+	next, reached := raiseTarget(cur.serial, above, NextSerial(cur.serial, now))
+	p := &zonePlan{zone: zone, cur: cur, set: map[string][]Record{}, ops: map[string][]op{}, raise: next}
+	s.buildLocked(p, now)
+	if err := s.b.Apply(ctx, s.opts.Epoch, []ZoneChange{p.change}); err != nil {
+		return 0, false, s.afterFailedApplyLocked(ctx, fmt.Errorf("raise serial of %s from %d to %d: %w", zone, cur.serial, next, err))
+	}
+	s.installLocked([]*zonePlan{p})
+	return next, reached, nil
+}
+
+// raiseTarget is the serial RaiseSerial moves a zone at cur to for a
+// secondary at above, when the next commit would take next, and whether
+// it is past above.
+func raiseTarget(cur, above, next Serial) (Serial, bool) {
+	want := above + 1
+	if want.Less(next) {
+		want = next
+	}
+	if uint32(want-cur) <= maxSerialStep {
+		return want, true
+	}
+	step := cur + maxSerialStep
+	if step == above {
+		// Landing on the secondary's serial would make it look current
+		// while it holds other records.
+		step--
+	}
+	return step, false
+}

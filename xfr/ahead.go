@@ -1,0 +1,173 @@
+package xfr
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+
+	"github.com/cnsd/cnsd/store"
+)
+
+// Raiser is a Source that can move a zone's serial past one a secondary
+// serves: store.Store.RaiseSerial, which only the process holding the
+// writer lease may do (others return store.ErrFollowing). The server
+// calls it when a secondary is ahead of the zone; a Source without it
+// only reports.
+type Raiser interface {
+	RaiseSerial(ctx context.Context, zone string, above store.Serial) (serial store.Serial, reached bool, err error)
+}
+
+var _ Raiser = (*store.Store)(nil)
+
+// aheadConfirmations is how many observations in a row of a secondary
+// ahead of the zone open an incident: one can be a race with a commit
+// this process has not seen yet (another process writes), two a poll
+// interval apart are not.
+const aheadConfirmations = 2
+
+// aheadState is what is known of a secondary serving a serial ahead of
+// the zone's: an incident lasts from the observation that confirms it
+// to the first one that finds the secondary not ahead.
+type aheadState struct {
+	serial    uint32 // the serial last seen ahead
+	seen      int    // observations in a row
+	open      bool   // logged and counted
+	incidents uint64
+	// refused: this process may not raise (it does not write), said
+	// once per incident.
+	refused bool
+	// partial: a raise of this incident moved by 2^31-1 only; the next
+	// waits until every other secondary serves that serial.
+	partial bool
+}
+
+// isAhead reports whether a secondary serving serial is ahead of a zone
+// at cur: neither equal nor behind in RFC 1982 order (a serial exactly
+// 2^31 away, which RFC 1982 leaves unordered, counts: the secondary
+// takes neither as newer).
+func isAhead(serial uint32, cur store.Serial) bool {
+	s := store.Serial(serial)
+	return s != cur && !s.Less(cur)
+}
+
+// observeLocked records that the secondary at addr serves zone at
+// serial, and opens, continues or closes an incident of it being ahead.
+// It starts a raise when one is due.
+func (t *tracker) observeLocked(addr netip.AddrPort, zone string, pz *peerZone, serial uint32) {
+	snap := t.s.src.Snapshot(zone)
+	if snap == nil {
+		return
+	}
+	cur := snap.Serial()
+	a := &pz.ahead
+	if !isAhead(serial, cur) {
+		if a.open {
+			t.s.log.Info("secondary no longer ahead of the zone's serial", "zone", zone, "peer", addr.String(),
+				"serial", serial, "zone_serial", uint32(cur))
+		}
+		*a = aheadState{incidents: a.incidents}
+		return
+	}
+	a.serial = serial
+	a.seen++
+	if a.seen < aheadConfirmations {
+		return
+	}
+	if !a.open {
+		a.open = true
+		a.incidents++
+		t.s.log.Error("secondary serves a serial ahead of the zone's: it ignores NOTIFY and keeps its records until the serial moves past it",
+			"zone", zone, "peer", addr.String(), "serial", serial, "zone_serial", uint32(cur))
+	}
+	if t.ctx == nil || a.refused || t.raising[zone] || (a.partial && !t.othersServeLocked(addr, zone, cur)) {
+		return
+	}
+	t.raising[zone] = true
+	go t.raise(t.ctx, addr, zone, serial)
+}
+
+// othersServeLocked reports whether every secondary of zone but the one
+// at except that is not stale serves cur.
+func (t *tracker) othersServeLocked(except netip.AddrPort, zone string, cur store.Serial) bool {
+	for addr, p := range t.peers {
+		if pz := p.zones[zone]; addr != except && pz != nil && !pz.stale && store.Serial(pz.confirmed) != cur {
+			return false
+		}
+	}
+	return true
+}
+
+// raise moves zone's serial past above, a serial the secondary at addr
+// serves, when the Source can; the NOTIFY of the new serial follows from
+// the store's change as after any commit.
+func (t *tracker) raise(ctx context.Context, addr netip.AddrPort, zone string, above uint32) {
+	r, ok := t.s.src.(Raiser)
+	var serial store.Serial
+	reached, err := false, errors.New("the source cannot raise serials")
+	if ok {
+		serial, reached, err = r.RaiseSerial(ctx, zone, store.Serial(above))
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.raising, zone)
+	pz := t.zoneLocked(addr, zone)
+	if pz == nil {
+		return
+	}
+	switch {
+	case errors.Is(err, store.ErrFollowing) || !ok:
+		pz.ahead.refused = true
+		t.s.log.Info("not raising the serial past a secondary's: this process does not write; the writer does",
+			"zone", zone, "peer", addr.String(), "serial", above)
+	case err != nil && ctx.Err() == nil:
+		t.s.warnClient("raise|"+zone, "cannot raise the serial past a secondary's; trying again at the next poll",
+			"zone", zone, "peer", addr.String(), "serial", above, "err", err)
+	case err == nil:
+		pz.ahead.partial = !reached
+		t.s.log.Warn("serial raised past a secondary's", "zone", zone, "peer", addr.String(),
+			"serial", above, "zone_serial", uint32(serial), "two_steps", !reached)
+	}
+}
+
+// observed records serial, ahead of zone's, that an IXFR request from
+// addr says it holds. It counts as one observation of the secondary there
+// when one secondary listens at addr (see transferred), and makes its
+// worker poll it to confirm.
+func (t *tracker) observed(addr netip.Addr, zone string, serial uint32) {
+	if !addr.IsValid() {
+		return
+	}
+	st := t.s.settings()
+	now := t.s.opts.Clock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.learnt[addr] == nil {
+		t.learnt[addr] = map[string]bool{}
+	}
+	t.learnt[addr][zone] = true
+	targets := t.portsFor(st, addr)
+	if len(targets) != 1 {
+		return
+	}
+	pz := t.peerZoneLocked(targets[0], zone)
+	pz.stale = false
+	if pz.want == 0 {
+		if snap := t.s.src.Snapshot(zone); snap != nil {
+			pz.want, pz.wantSince = uint32(snap.Serial()), now
+		}
+	}
+	if pz.confirmed == 0 || !store.Serial(serial).Less(store.Serial(pz.confirmed)) {
+		pz.confirmed, pz.confirmedAt = serial, now
+	}
+	t.observeLocked(targets[0], zone, pz, serial)
+	t.startLocked(targets[0], zone, pz)
+}
+
+// startLocked starts the worker of zone on the secondary at addr when it
+// has something to do and none runs.
+func (t *tracker) startLocked(addr netip.AddrPort, zone string, pz *peerZone) {
+	if !pz.running && !pz.stale && pz.due() && t.ctx != nil {
+		pz.running = true
+		go t.work(t.ctx, addr, zone)
+	}
+}
