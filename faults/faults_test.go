@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -165,7 +166,15 @@ func diskFull(t *testing.T) {
 	}
 	full := time.Duration(repeat(60, 8)) * time.Second
 	t.Logf("store's file system full for %v", full)
-	time.Sleep(full)
+	filled := time.Now()
+	e.waitFor(30*time.Second, "GET /ready to say commits fail", func() string {
+		body, err := e.nodes[0].get("/ready")
+		if err == nil || !strings.Contains(body, "commits fail") {
+			return fmt.Sprintf("GET /ready: %v %s", err, body)
+		}
+		return ""
+	})
+	time.Sleep(time.Until(filled.Add(full)))
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}

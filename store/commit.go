@@ -56,6 +56,25 @@ import (
 // the lease and must stop writing; nor after ErrNotDurable, which Apply
 // returns before writing anything.
 func (s *Store) Commit(ctx context.Context, batch []zonegen.Contribution) ([]Diff, error) {
+	diffs, err := s.commit(ctx, batch)
+	s.lastCommit.Store(&commitOutcome{err: err})
+	return diffs, err
+}
+
+// commitOutcome is how the last commit ended, for CommitError.
+type commitOutcome struct{ err error }
+
+// CommitError returns the error of the last commit, nil when it
+// succeeded or none was made: a full disk or a lost Redis shows here
+// while the zones are served as they were.
+func (s *Store) CommitError() error {
+	if o := s.lastCommit.Load(); o != nil {
+		return o.err
+	}
+	return nil
+}
+
+func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) ([]Diff, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.following {

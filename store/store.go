@@ -61,6 +61,9 @@ type Store struct {
 	// never modified, so one commit's zones switch together.
 	zones atomic.Pointer[map[string]*Snapshot]
 
+	// lastCommit is how the last Commit ended (CommitError).
+	lastCommit atomic.Pointer[commitOutcome]
+
 	// watchMu guards watchers.
 	watchMu  sync.Mutex
 	watchers []chan struct{}

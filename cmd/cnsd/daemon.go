@@ -51,7 +51,7 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 	conf := &running{}
 	conf.cfg.Store(cfg)
 	src := &source{}
-	h := &health{}
+	h := &health{src: src}
 	var write func(context.Context) error
 	if cfg.Store.Redis == "" {
 		// bbolt's file lock already makes this the only process: the

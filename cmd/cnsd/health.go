@@ -13,6 +13,7 @@ import (
 // zones were loaded, whether Redis answers, whether this process writes
 // and whether it refuses to for want of an append-only file.
 type health struct {
+	src    *source      // the zones served, and the store written
 	redis  *store.Redis // nil for the embedded store
 	loaded atomic.Bool  // the zones were loaded from the store
 	writer atomic.Bool  // this process holds the writer lease
@@ -26,6 +27,11 @@ func (h *health) NotReady(ctx context.Context) []string {
 	var out []string
 	if !h.loaded.Load() {
 		out = append(out, "the zones have not been loaded from the store yet")
+	}
+	if st := h.src.writer.Load(); st != nil {
+		if err := st.CommitError(); err != nil {
+			out = append(out, fmt.Sprintf("commits fail (%v): DNS is answered from the zones last committed and the changes are kept in memory and retried", err))
+		}
 	}
 	if h.redis == nil {
 		return out
