@@ -108,12 +108,10 @@ func equalRecords(a, b map[string][]string) bool {
 	return true
 }
 
-// The scenario that deleted an enabled account's records: its account was
-// disabled while no cnsd ran and a VM of another account was destroyed, so
-// the re-list at start holds the removal of all of them; the account is
-// enabled again and its VMs are evaluated afresh; the operator confirms.
-// Only the destroyed VM may go: the hold commits what its sources are now.
-func TestConfirmCommitsCurrentContributions(t *testing.T) {
+// stoppedStrictWorld runs the rules fixture once with a guard that holds
+// the removal of a single record and stops it, for a test to change the
+// cloud while no cnsd runs and start it again on the same store.
+func stoppedStrictWorld(t *testing.T) (*world, Settings, store.Backend) {
 	s := rulesSettings()
 	s.MassDeleteShare, s.MassDeleteMin = 0.05, 1
 	w := newWorld(t, rulesFixture())
@@ -121,6 +119,16 @@ func TestConfirmCommitsCurrentContributions(t *testing.T) {
 	w.start(s, b)
 	w.waitOracle(s)
 	w.stop()
+	return w, s, b
+}
+
+// The scenario that deleted an enabled account's records: its account was
+// disabled while no cnsd ran and a VM of another account was destroyed, so
+// the re-list at start holds the removal of all of them; the account is
+// enabled again and its VMs are evaluated afresh; the operator confirms.
+// Only the destroyed VM may go: the hold commits what its sources are now.
+func TestConfirmCommitsCurrentContributions(t *testing.T) {
+	w, s, b := stoppedStrictWorld(t)
 	updateUser(t, w, alice, mockcloud.UserPatch{TritonCNSEnabled: ptr("false")})
 	must[mockcloud.VM](t)(w.cloud.DestroyVM(bobVM))
 	w.start(s, b)
@@ -147,13 +155,7 @@ func TestConfirmCommitsCurrentContributions(t *testing.T) {
 // waits in the newer hold only, with the newer contribution: confirming
 // the older hold does not commit what the source was.
 func TestSourceWaitsInOneHold(t *testing.T) {
-	s := rulesSettings()
-	s.MassDeleteShare, s.MassDeleteMin = 0.05, 1
-	w := newWorld(t, rulesFixture())
-	b := store.NewMemory()
-	w.start(s, b)
-	w.waitOracle(s)
-	w.stop()
+	w, s, b := stoppedStrictWorld(t)
 	updateUser(t, w, bob, mockcloud.UserPatch{TritonCNSEnabled: ptr("false")})
 	for _, id := range []string{web3, db1} {
 		must[mockcloud.VM](t)(w.cloud.DestroyVM(id))
