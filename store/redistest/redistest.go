@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,7 +37,8 @@ const startTimeout = 30 * time.Second
 type Option func(*config)
 
 type config struct {
-	args []string
+	args     []string
+	sentinel string // the text of a Sentinel's configuration file
 }
 
 // WithArgs appends redis-server command-line settings, such as
@@ -52,6 +54,9 @@ type Server struct {
 	dir  string
 	port int
 	args []string
+	// sentinelConf, when set, runs the process as a Sentinel with this
+	// configuration file (Sentinel rewrites it, so each has its own).
+	sentinelConf string
 
 	mu   sync.Mutex // guards proc
 	proc *process
@@ -77,6 +82,12 @@ func Start(t testing.TB, opts ...Option) *Server {
 		o(&c)
 	}
 	s := &Server{t: t, bin: bin, dir: t.TempDir(), args: c.args}
+	if c.sentinel != "" {
+		s.sentinelConf = filepath.Join(s.dir, "sentinel.conf")
+		if err := os.WriteFile(s.sentinelConf, []byte(c.sentinel), 0o600); err != nil {
+			t.Fatalf("redistest: %v", err)
+		}
+	}
 	t.Cleanup(s.stop)
 	// Another process may take the port between freePort and the
 	// server's bind, so a failed start is tried again on a new port.
@@ -119,6 +130,26 @@ func (s *Server) Kill() {
 	<-p.done
 }
 
+// Pause stops the server with SIGSTOP: it keeps its connections but
+// answers nothing, as a hung or partitioned server would, until Resume.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a server Pause stopped.
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.t.Helper()
+	s.mu.Lock()
+	p := s.proc
+	s.mu.Unlock()
+	if p == nil {
+		s.t.Fatalf("redistest: signal %v: the server on port %d is not running", sig, s.port)
+	}
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		s.t.Fatalf("redistest: signal %v to the server on port %d: %v", sig, s.port, err)
+	}
+}
+
 // Restart kills the server if it runs and starts it again on the same port
 // and directory, so it replays its append-only file.
 func (s *Server) Restart() {
@@ -136,11 +167,14 @@ func (s *Server) start() error {
 		"--bind", "127.0.0.1",
 		"--port", strconv.Itoa(s.port),
 		"--dir", s.dir,
-		"--save", "",
-		"--appendonly", "yes",
-		"--appendfsync", "always",
 		"--logfile", "redis.log",
 		"--daemonize", "no",
+	}
+	if s.sentinelConf != "" {
+		// A Sentinel keeps no data; it must read its file first.
+		args = append([]string{s.sentinelConf, "--sentinel"}, args...)
+	} else {
+		args = append(args, "--save", "", "--appendonly", "yes", "--appendfsync", "always")
 	}
 	cmd := exec.Command(s.bin, append(args, s.args...)...)
 	cmd.Dir = s.dir

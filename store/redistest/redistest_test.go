@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // inline sends one inline command and returns the first reply line.
@@ -94,5 +95,32 @@ func TestCluster(t *testing.T) {
 	}
 	if u := c.URL(); strings.Count(u, "addr=") != 2 {
 		t.Errorf("URL() = %q, want two addr parameters", u)
+	}
+}
+
+func TestSentinelPromotesTheReplica(t *testing.T) {
+	start := time.Now()
+	set := StartSentinel(t, 1)
+	t.Logf("set up in %v", time.Since(start))
+	if m := set.Master(); m != set.Nodes[0] {
+		t.Fatalf("Master() = %v, want the first node", m)
+	}
+	if _, err := command(set.Nodes[0].Addr(), "SET", "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := command(set.Nodes[0].Addr(), "WAIT", "1", "5000"); err != nil {
+		t.Fatal(err)
+	}
+	set.Nodes[0].Kill()
+	start = time.Now()
+	defer func() { t.Logf("failover in %v", time.Since(start)) }()
+	if got := set.AwaitFailover(t, set.Nodes[0]); got != set.Nodes[1] {
+		t.Fatalf("promoted %v, want the replica", got)
+	}
+	if v, err := Get(set.Nodes[1], "k"); err != nil || v != "v" {
+		t.Fatalf("GET k on the promoted replica = %q, %v; want v", v, err)
+	}
+	if !strings.Contains(set.URL(), "master_name="+MasterName) || strings.Count(set.URL(), "addr=") != 2 {
+		t.Errorf("URL() = %q", set.URL())
 	}
 }
