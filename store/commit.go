@@ -55,6 +55,14 @@ import (
 // readers see it too. After ErrFenced it does not: the caller has lost
 // the lease and must stop writing; nor after ErrNotDurable, which Apply
 // returns before writing anything.
+//
+// When Apply wrote but no replica acknowledged the write
+// (ErrNotReplicated), Commit returns that error and publishes nothing:
+// the commit is held (hold.go). The next Commit first applies the held
+// changes again, which confirms them or writes them anew on a master
+// that lost them, publishes them, and returns their diffs before its own;
+// while they are not confirmed it fails the same way, so the caller's
+// retry keeps its contributions.
 func (s *Store) Commit(ctx context.Context, batch []zonegen.Contribution) ([]Diff, error) {
 	diffs, err := s.commit(ctx, batch)
 	s.lastCommit.Store(&commitOutcome{err: err})
@@ -85,6 +93,10 @@ func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) ([]Dif
 			return nil, fmt.Errorf("commit: load the zones again after an earlier failed commit: %w", err)
 		}
 	}
+	confirmed, err := s.confirmHeldLocked(ctx)
+	if err != nil {
+		return nil, err
+	}
 	plans := s.planLocked(*s.zones.Load(), batch)
 	now := s.opts.Clock()
 	changes := make([]ZoneChange, len(plans))
@@ -94,13 +106,32 @@ func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) ([]Dif
 		changes[i], diffs[i] = p.change, p.change.Diff
 	}
 	if len(changes) > 0 {
-		if err := s.b.Apply(ctx, s.opts.Epoch, changes); err != nil {
-			return nil, s.afterFailedApplyLocked(ctx, fmt.Errorf("commit zones %s: %w", zoneList(changes), err))
+		if err := s.writeLocked(ctx, plans, changes, "commit zones"); err != nil {
+			return nil, err
 		}
-		s.installLocked(plans)
 	}
 	s.dropEmptyLocked(ctx)
-	return diffs, nil
+	return append(confirmed, diffs...), nil
+}
+
+// writeLocked applies changes, planned as plans (one each, in order),
+// under one new commit ID, and installs them. A write no replica
+// acknowledged is held (hold.go); any other failure is handled by
+// afterFailedApplyLocked. what names the operation in the error.
+func (s *Store) writeLocked(ctx context.Context, plans []*zonePlan, changes []ZoneChange, what string) error {
+	id := changeID()
+	for i := range changes {
+		changes[i].ID, plans[i].change.ID = id, id
+	}
+	if err := s.b.Apply(ctx, s.opts.Epoch, changes); err != nil {
+		err = fmt.Errorf("%s %s: %w", what, zoneList(changes), err)
+		if s.holdLocked(plans, changes, err) {
+			return err
+		}
+		return s.afterFailedApplyLocked(ctx, err)
+	}
+	s.installLocked(plans)
+	return nil
 }
 
 // afterFailedApplyLocked reloads the zones from the backend after Apply

@@ -39,6 +39,9 @@ func (s *Store) Keep(ctx context.Context, zones []string) error {
 			return fmt.Errorf("keep: load the zones again after an earlier failed commit: %w", err)
 		}
 	}
+	if _, err := s.confirmHeldLocked(ctx); err != nil {
+		return fmt.Errorf("keep: %w", err)
+	}
 	cur := *s.zones.Load()
 	var plans []*zonePlan
 	for _, zone := range slices.Sorted(maps.Keys(kept)) {
@@ -53,10 +56,9 @@ func (s *Store) Keep(ctx context.Context, zones []string) error {
 			s.buildLocked(p, now)
 			changes[i] = p.change
 		}
-		if err := s.b.Apply(ctx, s.opts.Epoch, changes); err != nil {
-			return s.afterFailedApplyLocked(ctx, fmt.Errorf("create kept zones %s: %w", zoneList(changes), err))
+		if err := s.writeLocked(ctx, plans, changes, "create kept zones"); err != nil {
+			return err
 		}
-		s.installLocked(plans)
 	}
 	s.dropEmptyLocked(ctx)
 	return nil

@@ -123,7 +123,8 @@ func TestRedisApplyScriptResent(t *testing.T) {
 		Diff: Diff{Zone: z, From: 0, To: 10, Added: []Record{rec}}, KeepJournal: 5}}
 	drop := []ZoneChange{{Zone: z, Prev: 10, Next: 11, Drop: true}}
 	run := func(id string, changes []ZoneChange) error {
-		return r.applyResult(ctx, 1, changes[0], r.runApplyScripts(ctx, changes, encodeApplyArgs(1, id, changes))[0])
+		cmds, _ := r.runApplyScripts(ctx, changes, encodeApplyArgs(1, id, changes), false)
+		return r.applyResult(ctx, 1, changes[0], cmds[0])
 	}
 	steps := []struct {
 		what    string

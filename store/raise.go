@@ -41,6 +41,9 @@ func (s *Store) RaiseSerial(ctx context.Context, zone string, above Serial) (ser
 			return 0, false, fmt.Errorf("raise serial of %s: load the zones again after an earlier failed commit: %w", zone, err)
 		}
 	}
+	if _, err := s.confirmHeldLocked(ctx); err != nil {
+		return 0, false, fmt.Errorf("raise serial of %s: %w", zone, err)
+	}
 	cur := (*s.zones.Load())[zone]
 	if cur == nil {
 		return 0, false, fmt.Errorf("raise serial of %s above %d: %w", zone, above, ErrNoZone)
@@ -52,10 +55,10 @@ func (s *Store) RaiseSerial(ctx context.Context, zone string, above Serial) (ser
 	next, reached := raiseTarget(cur.serial, above, NextSerial(cur.serial, now))
 	p := &zonePlan{zone: zone, cur: cur, set: map[string][]Record{}, ops: map[string][]op{}, raise: next}
 	s.buildLocked(p, now)
-	if err := s.b.Apply(ctx, s.opts.Epoch, []ZoneChange{p.change}); err != nil {
-		return 0, false, s.afterFailedApplyLocked(ctx, fmt.Errorf("raise serial of %s from %d to %d: %w", zone, cur.serial, next, err))
+	what := fmt.Sprintf("raise serial from %d to %d of", cur.serial, next)
+	if err := s.writeLocked(ctx, []*zonePlan{p}, []ZoneChange{p.change}, what); err != nil {
+		return 0, false, err
 	}
-	s.installLocked([]*zonePlan{p})
 	return next, reached, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -49,6 +50,10 @@ type RedisOptions struct {
 	// DurabilityInterval is how often Apply checks the persistence
 	// again. Default DefaultRedisDurabilityInterval.
 	DurabilityInterval time.Duration
+	// ReplicaTimeout is how long Apply waits for a replica to acknowledge
+	// a commit when the master has replicas (see ErrNotReplicated).
+	// Default DefaultRedisReplicaTimeout.
+	ReplicaTimeout time.Duration
 }
 
 // Redis is the Redis backend. It keeps every zone's keys under one hash
@@ -59,6 +64,7 @@ type Redis struct {
 	opts RedisOptions
 	url  string // redacted, for errors
 	dur  durability
+	held atomic.Int64 // Apply calls no replica acknowledged (CommitsHeld)
 }
 
 // OpenRedis connects to the Redis named by url and checks it answers.
@@ -100,6 +106,9 @@ func NewRedis(url string, opts RedisOptions) (*Redis, error) {
 	}
 	if opts.DurabilityInterval <= 0 {
 		opts.DurabilityInterval = DefaultRedisDurabilityInterval
+	}
+	if opts.ReplicaTimeout <= 0 {
+		opts.ReplicaTimeout = DefaultRedisReplicaTimeout
 	}
 	if opts.ID == "" {
 		opts.ID = defaultID()

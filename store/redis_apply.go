@@ -34,6 +34,11 @@ const (
 // writing: the zone is at next and its applied key holds this change's id
 // (for a drop: the zone is gone). Any other change finds a conflict.
 //
+// The replay writes the applied key again, the same value, so that a WAIT
+// on the connection that sent it waits for a replica to have the change
+// (WAIT covers what its own connection wrote, and the first run may have
+// been on another).
+//
 // It returns {2, stored epoch} when a newer epoch wrote the zone,
 // {1, stored serial} when the serial is not prev (a missing serial is 0),
 // and {0} after writing: the epoch is raised, VMs set and deleted, the
@@ -54,7 +59,11 @@ end
 local stored = redis.call('GET', KEYS[1]) or '0'
 if stored ~= ARGV[2] then
   if ARGV[4] == '1' and stored == '0' then return {0} end
-  if stored == ARGV[3] and redis.call('GET', KEYS[5]) == ARGV[10] then return {0} end
+  if stored == ARGV[3] and redis.call('GET', KEYS[5]) == ARGV[10] then
+    -- Written again so that this connection's WAIT covers the first run.
+    redis.call('SET', KEYS[5], ARGV[10])
+    return {0}
+  end
   return {1, stored}
 end
 local function bad_type(key, want)
@@ -119,10 +128,24 @@ return {0}
 // alone while the others are written; the errors of all zones are joined.
 // Nothing is written, and the error wraps ErrNotDurable, while Redis does
 // not persist with an append-only file and AcceptNoAOF is off.
+//
+// When the master has replicas, WAIT 1 follows the scripts on their
+// connection; when no replica acknowledges them within ReplicaTimeout
+// the error wraps ErrNotReplicated: they are written but may not survive
+// a failover. Applying the same changes again (same ID) writes what a
+// failover lost, or only waits again.
 func (r *Redis) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) error {
 	if err := r.requireDurable(ctx); err != nil {
 		return err
 	}
+	err := r.apply(ctx, epoch, changes)
+	if err != nil && !errors.Is(err, ErrNotReplicated) {
+		r.forgetDurability()
+	}
+	return err
+}
+
+func (r *Redis) apply(ctx context.Context, epoch uint64, changes []ZoneChange) error {
 	res, err := redisFenceScript.Run(ctx, r.c, []string{redisEpochKey}, epoch).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("store: redis check epoch %d: %w", epoch, err)
@@ -136,14 +159,27 @@ func (r *Redis) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) e
 	if err := r.listFloors(ctx, changes); err != nil {
 		return err
 	}
-	cmds := r.runApplyScripts(ctx, changes, encodeApplyArgs(epoch, changeID(), changes))
+	id := changeID()
+	if len(changes) > 0 && changes[0].ID != "" {
+		id = changes[0].ID
+	}
+	wait := r.waitsForReplica()
+	cmds, acked := r.runApplyScripts(ctx, changes, encodeApplyArgs(epoch, id, changes), wait)
 	var errs []error
 	for i, c := range changes {
 		if err := r.applyResult(ctx, epoch, c, cmds[i]); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	if len(errs) > 0 {
+		// What was written and not replicated is the caller's to find
+		// out by loading the zones again, as after a lost reply.
+		return errors.Join(errs...)
+	}
+	if wait && acked < 1 {
+		return r.notReplicated(ctx)
+	}
+	return nil
 }
 
 // listNewZones adds the zones a change creates to the zone set before
@@ -166,24 +202,55 @@ func (r *Redis) listNewZones(ctx context.Context, changes []ZoneChange) error {
 }
 
 // runApplyScripts sends every zone's script with EVALSHA in one
-// pipeline, then resends with EVAL those the server did not have cached
-// (after a restart or failover).
-func (r *Redis) runApplyScripts(ctx context.Context, changes []ZoneChange, args [][]any) []*redis.Cmd {
-	cmds := make([]*redis.Cmd, len(changes))
-	// Each command carries its own error, connection errors included;
-	// applyResult reports them per zone.
-	_, _ = r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, c := range changes {
-			cmds[i] = redisApplyScript.EvalSha(ctx, p, zoneKeys(c.Zone).scriptKeys(), args[i]...)
-		}
-		return nil
-	})
-	for i, c := range changes {
-		if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") {
-			cmds[i] = redisApplyScript.Eval(ctx, r.c, zoneKeys(c.Zone).scriptKeys(), args[i]...)
+// pipeline, then resends with EVAL, in a second pipeline, those the
+// server did not have cached (after a restart or failover). With wait,
+// each pipeline ends with WAIT 1: a pipeline runs on one connection, and
+// WAIT covers only what its own connection wrote. acked is the fewest
+// replicas either WAIT counted (-1 when a WAIT failed).
+func (r *Redis) runApplyScripts(ctx context.Context, changes []ZoneChange, args [][]any, wait bool) (cmds []*redis.Cmd, acked int64) {
+	cmds = make([]*redis.Cmd, len(changes))
+	send := func(idx []int, run func(p redis.Pipeliner, i int) *redis.Cmd) {
+		var w *redis.Cmd
+		// Each command carries its own error, connection errors
+		// included; applyResult reports them per zone.
+		_, _ = r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, i := range idx {
+				cmds[i] = run(p, i)
+			}
+			if wait {
+				// Pipeliner lacks the Wait method Client has.
+				w = p.Do(ctx, "WAIT", 1, r.opts.ReplicaTimeout.Milliseconds())
+			}
+			return nil
+		})
+		if w != nil {
+			n, err := w.Int64()
+			if err != nil {
+				n = -1
+			}
+			acked = min(acked, n)
 		}
 	}
-	return cmds
+	acked = 1
+	all := make([]int, len(changes))
+	for i := range all {
+		all[i] = i
+	}
+	send(all, func(p redis.Pipeliner, i int) *redis.Cmd {
+		return redisApplyScript.EvalSha(ctx, p, zoneKeys(changes[i].Zone).scriptKeys(), args[i]...)
+	})
+	var lost []int
+	for i := range changes {
+		if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") {
+			lost = append(lost, i)
+		}
+	}
+	if len(lost) > 0 {
+		send(lost, func(p redis.Pipeliner, i int) *redis.Cmd {
+			return redisApplyScript.Eval(ctx, p, zoneKeys(changes[i].Zone).scriptKeys(), args[i]...)
+		})
+	}
+	return cmds, acked
 }
 
 // applyResult turns one zone's script result into an error and unlists

@@ -39,6 +39,10 @@ type Durability struct {
 	Unverifiable error
 	// Accepted: the writer may write without AOF (AcceptNoAOF).
 	Accepted bool
+	// Replicas is connected_slaves of the master (0 for a cluster, and
+	// when Redis refuses INFO): with any, Apply waits for one to
+	// acknowledge each commit.
+	Replicas int
 }
 
 // Writable reports whether the writer may write: AOF is on, or the risk
@@ -75,7 +79,7 @@ func (r *Redis) Durability() Durability {
 }
 
 // CheckDurability asks Redis (every master of a cluster) for appendonly
-// and appendfsync, keeps the result for Durability and Apply, and
+// and appendfsync, and a single master for its replicas, keeps the result for Durability and Apply, and
 // returns it. An error means Redis could not be asked (it is down); a
 // CONFIG GET that Redis refuses is no error but Durability.Unverifiable.
 func (r *Redis) CheckDurability(ctx context.Context) (Durability, error) {
@@ -105,8 +109,8 @@ func (r *Redis) CheckDurability(ctx context.Context) (Durability, error) {
 			defer mu.Unlock()
 			return check(ctx, c)
 		})
-	} else {
-		err = check(ctx, r.c)
+	} else if err = check(ctx, r.c); err == nil {
+		d.Replicas, err = countReplicas(ctx, r.c)
 	}
 	if err != nil {
 		return Durability{}, fmt.Errorf("store: redis check persistence (CONFIG GET appendonly): %w", err)

@@ -46,7 +46,7 @@ type Store struct {
 
 	// mu serialises commits and follow steps for their whole duration,
 	// backend I/O included, and guards vms, vmZones, dropped, kept,
-	// following and stale. Readers never take it: they load zones.
+	// following, stale and held. Readers never take it: they load zones.
 	mu        sync.Mutex
 	vms       map[string]map[string][]Record // zone → VM → its records there, sorted
 	vmZones   map[string][]string            // VM → zones it has records in, sorted
@@ -56,6 +56,9 @@ type Store struct {
 	// stale: a commit failed and loading the zones again after it did
 	// too, so the Store may be behind the backend (see Commit).
 	stale bool
+	// held is a commit written but not acknowledged by a replica, not
+	// published yet (hold.go); nil when none.
+	held *heldCommit
 
 	// zones is the published map zone → Snapshot. It is replaced whole,
 	// never modified, so one commit's zones switch together.

@@ -46,6 +46,12 @@ type ZoneChange struct {
 	Diff        Diff
 	KeepJournal int
 	Drop        bool
+	// ID names the commit the change belongs to, the same for all its
+	// zones; a backend that may write a change twice (a resend after a
+	// lost reply, or a held commit confirmed later, see ErrNotReplicated)
+	// recognises its own earlier write by it. Empty: the backend names
+	// the commit itself.
+	ID string
 }
 
 // Backend is where zones are kept between restarts: Redis or the embedded
@@ -77,6 +83,11 @@ var (
 	// ErrFenced: a writer holding a newer lease has written; this writer
 	// lost its lease and must not commit.
 	ErrFenced = errors.New("store: write fenced by a newer lease")
+	// ErrNotReplicated: the backend wrote the changes but no replica
+	// acknowledged them in time, so a failover to a replica could lose
+	// them. The Store publishes nothing of such a commit and holds it
+	// until Apply of the same changes (same ID) succeeds.
+	ErrNotReplicated = errors.New("store: no replica acknowledged the write")
 	// ErrNotCovered: the journal does not reach back to the serial asked
 	// for; the caller must transfer the whole zone.
 	ErrNotCovered = errors.New("store: journal does not cover serial")

@@ -26,26 +26,24 @@ type SentinelSet struct {
 	Sentinels []*Server
 }
 
-// StartSentinel starts a master, replicas replicas of it and three
-// Sentinels, and waits until the replicas are in sync and every Sentinel
-// knows the others and the replicas, so that a failover can happen.
-func StartSentinel(t testing.TB, replicas int, opts ...Option) *SentinelSet {
+// StartReplicated starts a master and replicas replicas of it and waits
+// until every replica is in sync; the master is first.
+func StartReplicated(t testing.TB, replicas int, opts ...Option) []*Server {
 	t.Helper()
-	set := &SentinelSet{Nodes: []*Server{Start(t, opts...)}}
-	master := set.Nodes[0]
+	// Without the default 5 s delay a replica (also one a failover
+	// points at a new master) is in sync at once.
+	opts = append([]Option{WithArgs("--repl-diskless-sync-delay", "0")}, opts...)
+	nodes := []*Server{Start(t, opts...)}
+	master := nodes[0]
 	for range replicas {
 		o := append([]Option{WithArgs("--replicaof", "127.0.0.1", strconv.Itoa(master.Port()))}, opts...)
-		set.Nodes = append(set.Nodes, Start(t, o...))
+		nodes = append(nodes, Start(t, o...))
 	}
 	waitFor(t, "replicas in sync", func() error {
-		info, err := command(master.Addr(), "INFO", "replication")
-		if err != nil {
-			return err
+		if n, err := ConnectedReplicas(master); err != nil || n != replicas {
+			return fmt.Errorf("connected_slaves:%d (%v), want %d", n, err, replicas)
 		}
-		if n := infoField(info, "connected_slaves"); n != strconv.Itoa(replicas) {
-			return fmt.Errorf("connected_slaves:%s, want %d", n, replicas)
-		}
-		for _, r := range set.Nodes[1:] {
+		for _, r := range nodes[1:] {
 			info, err := command(r.Addr(), "INFO", "replication")
 			if err != nil {
 				return err
@@ -56,6 +54,16 @@ func StartSentinel(t testing.TB, replicas int, opts ...Option) *SentinelSet {
 		}
 		return nil
 	})
+	return nodes
+}
+
+// StartSentinel starts a master, replicas replicas of it (StartReplicated)
+// and three Sentinels, and waits until every Sentinel knows the others
+// and the replicas, so that a failover can happen.
+func StartSentinel(t testing.TB, replicas int, opts ...Option) *SentinelSet {
+	t.Helper()
+	set := &SentinelSet{Nodes: StartReplicated(t, replicas, opts...)}
+	master := set.Nodes[0]
 	conf := fmt.Sprintf("sentinel monitor %[1]s 127.0.0.1 %[2]d 2\n"+
 		"sentinel down-after-milliseconds %[1]s %[3]d\n"+
 		"sentinel failover-timeout %[1]s 10000\n"+
