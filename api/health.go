@@ -31,12 +31,19 @@ type StoreStatus struct {
 	Redis *RedisPersistence
 }
 
-// RedisPersistence is what CONFIG GET said about Redis's persistence.
+// RedisPersistence is what CONFIG GET and INFO replication said about
+// Redis's persistence, and how the writer's commits fared with replicas.
 type RedisPersistence struct {
 	// AOF is 1 with appendonly yes, 0 with no, -1 when Redis refused
 	// CONFIG GET.
 	AOF         int
 	AppendFsync string // always, everysec, no; "" when unknown
+	// Replicas is how many replicas the master had connected at the
+	// last check; with any, each commit waits for one to acknowledge it.
+	Replicas int
+	// CommitsHeld counts the commits this process wrote that no replica
+	// acknowledged in time: they were held back, not published.
+	CommitsHeld int64
 }
 
 // Ready is GET /ready's body.

@@ -23,7 +23,7 @@ type collector struct {
 
 	feedConnected, feedVMs, feedUnresolved, feedQueued, feedLag, listings, commits, pendingSources *prometheus.Desc
 
-	storeUp, storeWriter, writesRefused, redisAOF *prometheus.Desc
+	storeUp, storeWriter, writesRefused, redisAOF, redisReplicas, commitsHeld *prometheus.Desc
 }
 
 func newCollector(s *Server) *collector {
@@ -64,6 +64,8 @@ func newCollector(s *Server) *collector {
 		storeWriter:    d("store_writer", "1 when this process holds the writer lease."),
 		writesRefused:  d("store_writes_refused", "1 while the writer refuses to write because Redis does not persist with an append-only file."),
 		redisAOF:       d("redis_aof", "1 when Redis has appendonly yes, 0 when no, -1 when it refuses CONFIG GET; labelled with appendfsync.", "appendfsync"),
+		redisReplicas:  d("redis_replicas", "Replicas connected to the Redis master at the last check; with any, each commit waits for one to acknowledge it."),
+		commitsHeld:    d("redis_commits_held_total", "Commits written to Redis that no replica acknowledged in time, held back (not published, no NOTIFY) and retried."),
 	}
 }
 
@@ -76,7 +78,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.peerSerial, c.peerLag, c.peerStale, c.notifySent, c.notifyFailed, c.peerXfr, c.peerAhead,
 		c.pending, c.heldVMs, c.heldRecords,
 		c.feedConnected, c.feedVMs, c.feedUnresolved, c.feedQueued, c.feedLag, c.listings, c.commits, c.pendingSources,
-		c.storeUp, c.storeWriter, c.writesRefused, c.redisAOF,
+		c.storeUp, c.storeWriter, c.writesRefused, c.redisAOF, c.redisReplicas, c.commitsHeld,
 	}
 }
 
@@ -108,6 +110,8 @@ func (c *collector) collectStore(ch chan<- prometheus.Metric) {
 	gauge(ch, c.writesRefused, boolValue(st.WritesRefused))
 	if st.Redis != nil {
 		gauge(ch, c.redisAOF, float64(st.Redis.AOF), st.Redis.AppendFsync)
+		gauge(ch, c.redisReplicas, float64(st.Redis.Replicas))
+		ch <- prometheus.MustNewConstMetric(c.commitsHeld, prometheus.CounterValue, float64(st.Redis.CommitsHeld))
 	}
 }
 

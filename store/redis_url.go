@@ -71,11 +71,24 @@ func newRedisClient(raw string) (redis.UniversalClient, error) {
 	}
 }
 
-// redactURL hides a password so errors can be logged.
+// redactURL hides the passwords so errors can be logged: the URL's own
+// and, for Sentinel, the master's in the password and sentinel_password
+// parameters.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "(unparsable url)"
+	}
+	q := u.Query()
+	hidden := false
+	for _, k := range []string{"password", "sentinel_password"} {
+		if q.Has(k) {
+			q.Set(k, "xxxxx")
+			hidden = true
+		}
+	}
+	if hidden {
+		u.RawQuery = q.Encode()
 	}
 	return u.Redacted()
 }

@@ -23,6 +23,7 @@ func TestRedisURL(t *testing.T) {
 		{"unknown parameter", "redis://127.0.0.1:6379?bogus=1", false, "bogus"},
 		{"bad scheme", "http://127.0.0.1:6379", false, "scheme"},
 		{"password redacted", "redis://:secret@127.0.0.1:6379?bogus=1", false, "xxxxx"},
+		{"sentinel master password redacted", "redis://s1:26379?master_name=cnsd&password=secret&bogus=1", false, "password=xxxxx"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

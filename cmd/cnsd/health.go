@@ -56,7 +56,7 @@ func (h *health) Store(ctx context.Context) api.StoreStatus {
 	st.Up = h.redis.Ping(ctx) == nil
 	if d := h.redis.Durability(); !d.Checked.IsZero() {
 		st.WritesRefused = d.Err() != nil
-		st.Redis = &api.RedisPersistence{AppendFsync: d.AppendFsync}
+		st.Redis = &api.RedisPersistence{AppendFsync: d.AppendFsync, Replicas: d.Replicas, CommitsHeld: h.redis.CommitsHeld()}
 		switch {
 		case d.Unverifiable != nil:
 			st.Redis.AOF = -1

@@ -108,6 +108,9 @@ func awaitDurable(ctx context.Context, r *store.Redis, log *slog.Logger) error {
 	default:
 		log.Info("redis persists with an append-only file", "appendfsync", d.AppendFsync)
 	}
+	if d.Replicas > 0 {
+		log.Info("redis master has replicas: each commit is published only once one acknowledges it (WAIT)", "replicas", d.Replicas)
+	}
 	return nil
 }
 

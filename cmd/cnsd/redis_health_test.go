@@ -90,7 +90,8 @@ func TestRedisWithoutAOF(t *testing.T) {
 		metrics    []string
 	}{
 		{name: "aof", writes: true, logLine: "redis persists with an append-only file",
-			metrics: []string{`cnsd_redis_aof{appendfsync="always"} 1`, "cnsd_store_writes_refused 0", "cnsd_store_writer 1", "cnsd_store_up 1"}},
+			metrics: []string{`cnsd_redis_aof{appendfsync="always"} 1`, "cnsd_store_writes_refused 0", "cnsd_store_writer 1", "cnsd_store_up 1",
+				"cnsd_redis_replicas 0", "cnsd_redis_commits_held_total 0"}},
 		{name: "no aof", redisArgs: []string{"--appendonly", "no"}, logLine: "refusing to write the store",
 			metrics: []string{`cnsd_redis_aof{appendfsync="always"} 0`, "cnsd_store_writes_refused 1", "cnsd_store_writer 0"}},
 		{name: "no aof, accepted", redisArgs: []string{"--appendonly", "no"}, storeExtra: `"redis_accept_no_aof": true`,
