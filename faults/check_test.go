@@ -212,9 +212,12 @@ func (e *env) finish() {
 // would after checking that the VMs are gone, and logs it.
 func (e *env) confirmHolds() {
 	for _, nd := range e.nodes {
+		if !nd.alive() || !nd.writer() {
+			continue
+		}
 		body, err := nd.get("/held-deletions")
 		if err != nil {
-			continue // not the writer, or not up
+			continue
 		}
 		var holds []struct{ Cause string }
 		if json.Unmarshal([]byte(body), &holds) != nil {

@@ -63,7 +63,8 @@ type env struct {
 	cloud    *mockcloud.Cloud
 	cloudURL string
 	ldap     *ufdstest.Server
-	redis    *redistest.Server // nil with the embedded store
+	redis    *redistest.Server // nil with the embedded store or Sentinel
+	sentinel *redistest.SentinelSet
 	storeDir string            // the embedded store's directory
 	bind     *secondarytest.Secondary
 	nodes    []*node
@@ -75,6 +76,7 @@ type env struct {
 
 type envOptions struct {
 	redis    bool   // the nodes share a redis-server; else each has the embedded store
+	sentinel bool   // the nodes share a master, a replica and three Sentinels
 	nodes    int    // cnsd processes (1 unless several share Redis)
 	storeDir string // the embedded store's directory; a temporary one if empty
 }
@@ -103,7 +105,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 	t.Cleanup(srv.Close)
 	e.cloudURL = srv.URL
 	e.ldap = ufdstest.Start(t, e.cloud)
-	if o.redis {
+	switch {
+	case o.sentinel:
+		e.sentinel = redistest.StartSentinel(t, 1)
+	case o.redis:
 		e.redis = redistest.Start(t)
 	}
 	if e.storeDir == "" {
@@ -129,7 +134,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 
 // storeJSON is node i's store configuration.
 func (e *env) storeJSON(i int) string {
-	if e.redis != nil {
+	switch {
+	case e.sentinel != nil:
+		return fmt.Sprintf(`{"redis": %q}`, e.sentinel.URL())
+	case e.redis != nil:
 		return fmt.Sprintf(`{"redis": %q}`, e.redis.URL())
 	}
 	return fmt.Sprintf(`{"path": %q}`, filepath.Join(e.storeDir, fmt.Sprintf("cnsd%d.db", i)))

@@ -27,6 +27,7 @@ const churnRate = 20
 // TestFaults runs every scenario; docs/faults.md says what each checks.
 func TestFaults(t *testing.T) {
 	scenario(t, "redis-kill", redisKill)
+	scenario(t, "sentinel-failover", sentinelFailover)
 	scenario(t, "writer-kill", writerKill)
 	scenario(t, "changefeed-cut", changefeedCut)
 	scenario(t, "secondary-down", secondaryDown)
@@ -46,6 +47,33 @@ func redisKill(t *testing.T) {
 		e.redis.Kill()
 		time.Sleep(7 * time.Second)
 		e.redis.Restart()
+	}
+	time.Sleep(3 * time.Second)
+	e.finish()
+}
+
+// sentinelFailover: two cnsd on a Sentinel-managed master with one
+// replica; the master is SIGKILLed under churn and Sentinel promotes the
+// replica. In the long form the killed node is started again each time,
+// as an operator would, and comes back as the master it was (with its
+// old data) until Sentinel makes it a replica of the new master.
+func sentinelFailover(t *testing.T) {
+	e := newEnv(t, envOptions{sentinel: true, nodes: 2})
+	e.churn(churnRate)
+	for i := range repeat(3, 1) {
+		time.Sleep(3 * time.Second)
+		old := e.sentinel.Master()
+		if old == nil {
+			t.Fatal("the Sentinels name no master")
+		}
+		t.Logf("failover %d: master %s SIGKILLed", i+1, old.Addr())
+		old.Kill()
+		killed := time.Now()
+		promoted := e.sentinel.AwaitFailover(t, old)
+		t.Logf("replica %s promoted after %v", promoted.Addr(), time.Since(killed).Round(10*time.Millisecond))
+		if full {
+			old.Restart()
+		}
 	}
 	time.Sleep(3 * time.Second)
 	e.finish()
