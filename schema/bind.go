@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"net"
 	"net/netip"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -147,13 +148,14 @@ func access(a fileAccess) ZoneAccess {
 func api(f *file) APIConfig {
 	switch {
 	case f.API != nil:
-		a := APIConfig{Listen: []string{f.API.Listen}, Token: f.API.Token}
+		a := apiAuth(f, f.API.fileAPIAuth, "api")
+		a.Listen = []string{f.API.Listen}
 		if f.API.Listen == "" {
 			a.Listen = []string{defaultAPIListen}
 		}
 		return a
 	case f.APIServer != nil:
-		a := APIConfig{Token: f.APIServer.Token}
+		a := apiAuth(f, f.APIServer.fileAPIAuth, "api_server")
 		port := strconv.Itoa(defaultAPIPort)
 		if f.APIServer.Port != nil {
 			port = strconv.Itoa(*f.APIServer.Port)
@@ -166,7 +168,27 @@ func api(f *file) APIConfig {
 		}
 		return a
 	}
-	return APIConfig{Listen: []string{defaultAPIListen}}
+	a := apiAuth(f, fileAPIAuth{}, "api")
+	a.Listen = []string{defaultAPIListen}
+	return a
+}
+
+// apiAuth converts the access settings under key, with their defaults:
+// a token for every route, read from api.token beside the embedded
+// store's file (Load finds a place for a Redis store's).
+func apiAuth(f *file, a fileAPIAuth, key string) APIConfig {
+	c := APIConfig{Auth: a.Auth, Token: a.Token, TokenFile: a.TokenFile, ReadToken: a.ReadToken,
+		MetricsAuth: a.MetricsAuth, key: key, tokenFileSet: a.TokenFile != ""}
+	if c.Auth == "" {
+		c.Auth = AuthToken
+	}
+	if c.MetricsAuth == "" {
+		c.MetricsAuth = AuthToken
+	}
+	if c.TokenFile == "" && f.Store.Redis == "" {
+		c.TokenFile = filepath.Join(filepath.Dir(f.Store.Path), tokenFileName)
+	}
+	return c
 }
 
 // ttl converts TTLs in seconds.

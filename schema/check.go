@@ -29,6 +29,26 @@ func check(c *Config) error {
 			"must not exceed max_delay_ms (%d), got %d",
 			c.Coalesce.MaxDelay.Milliseconds(), c.Coalesce.Window.Milliseconds())
 	}
+	return checkAPI(c.API)
+}
+
+// checkAPI rejects token settings that would not be used, so that an
+// operator who set a token never believes the API closed when it is open.
+func checkAPI(a APIConfig) error {
+	at := loc{}.key(a.key)
+	if a.Auth == AuthNone {
+		for _, s := range []struct {
+			key string
+			set bool
+		}{{"token", a.Token != ""}, {"token_file", a.tokenFileSet}, {"read_token", a.ReadToken != ""}} {
+			if s.set {
+				return invalid(pathOf(at.key(s.key)), "is set but auth is %q, which lets every request in; remove one of them", AuthNone)
+			}
+		}
+	}
+	if a.ReadToken != "" && a.ReadToken == a.Token {
+		return invalid(pathOf(at.key("read_token")), "must differ from token, which opens every route (value not shown)")
+	}
 	return nil
 }
 

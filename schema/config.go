@@ -163,9 +163,43 @@ type DNSConfig struct {
 type APIConfig struct {
 	// Listen are host:port addresses. Default 127.0.0.1:8080.
 	Listen []string
-	// Token, when set, is the token API clients must present.
+	// Auth says which routes need a token: AuthToken (the default), AuthWrites
+	// or AuthNone.
+	Auth string
+	// Token, when set, is the token that opens every route. When it is
+	// empty (and Auth is not AuthNone) the token is TokenFile's content.
 	Token string
+	// TokenFile holds the token when Token is empty; cnsd creates it at
+	// first start. Parse makes it api.token beside the embedded store's
+	// file; with a Redis store Load makes it api.token beside the
+	// configuration file. Load resolves a relative name against the
+	// configuration file's directory.
+	TokenFile string
+	// ReadToken, when set, is a second token that opens the routes that
+	// only read (every GET, and POST /suffixes-for-vm, a query).
+	ReadToken string
+	// MetricsAuth is AuthToken (GET /metrics needs a token, the default)
+	// or AuthNone.
+	MetricsAuth string
+
+	// key is the file's key, api or api_server, for error locations.
+	key string
+	// tokenFileSet: the file names TokenFile (rather than the default).
+	tokenFileSet bool
 }
+
+// The values of APIConfig.Auth and MetricsAuth.
+const (
+	// AuthToken: every route but GET /ping and GET /ready needs a token.
+	AuthToken = "token"
+	// AuthWrites: only the routes that change state need a token.
+	AuthWrites = "writes"
+	// AuthNone: no route needs a token.
+	AuthNone = "none"
+)
+
+// tokenFileName is the token file's name in the directory it defaults to.
+const tokenFileName = "api.token"
 
 // TTLConfig are TTLs and SOA timers.
 type TTLConfig struct {

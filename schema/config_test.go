@@ -15,55 +15,60 @@ import (
 // badFiles maps each testdata/*.bad.json file to the exact error it must
 // produce.
 var badFiles = map[string]string{
-	"api_both.bad.json":                        `config: both "api_server" and "api" are set; use only "api"`,
-	"bad_allow_transfer.bad.json":              `config: allow_transfer[2]: must be an IP address or a CIDR prefix, got "ns0.example.com"`,
-	"bad_cidr.bad.json":                        `config: forward_zones["a.example.com"].allow_transfer[0]: must be an IP address or a CIDR prefix, got "10.0.0.0/33"`,
-	"bad_hostmaster.bad.json":                  `config: hostmaster: must be an e-mail address user@domain whose domain is a valid host name, got "hostmaster.example.com"`,
-	"bad_listen.bad.json":                      `config: dns.listen[0]: must be an address and port such as "127.0.0.1:53" or "[::1]:53", got "127.0.0.1"`,
-	"bad_my_name.bad.json":                     `config: my_name: must be a valid host name (labels of 1 to 63 letters, digits or '-', not starting or ending with '-', 253 characters at most), got "-ns1.example.com"`,
-	"bad_network.bad.json":                     `config: forward_zones["a.example.com"].networks[0]: must be a network or network pool UUID, or "*", got "3484af3e-23db-4c63-8940"`,
-	"bad_peer.bad.json":                        `config: forward_zones["a.example.com"].peers[1]: must be an IP address or a valid host name, optionally with :port, got "ns_1.example.com"`,
-	"bad_redis_url.bad.json":                   `config: store.redis: must be a URL with scheme redis, rediss or unix (value not shown)`,
-	"bad_url.bad.json":                         `config: vmapi_opts.url: must be an absolute URL, got "vmapi.example.com"`,
-	"both_peer_spellings.bad.json":             `config: forward_zones["a.example.com"]: both "slaves" and "peers" are set; use only "peers"`,
-	"both_zone_spellings.bad.json":             `config: both "dns_zones" and "forward_zones" are set; use only "forward_zones"`,
-	"coalesce_window.bad.json":                 `config: coalesce.window_ms: must not exceed max_delay_ms (200), got 500`,
-	"duplicate_key.bad.json":                   `config: forward_zones: duplicate key "a.example.com"`,
-	"duplicate_network.bad.json":               `config: forward_zones["a.example.com"].networks[1]: duplicate network "3484af3e-23db-4c63-8940-bf3e006347f3"`,
-	"empty.bad.json":                           `config: file is empty`,
-	"empty_forward_zones.bad.json":             `config: forward_zones: must list at least one zone, got an empty object`,
-	"empty_networks.bad.json":                  `config: forward_zones["a.example.com"].networks: must list at least one network, got an empty array`,
-	"fractional_integer.bad.json":              `config: hysteresis.divisor: must be an integer, got 2.5`,
-	"hidden_primary_no_peers.bad.json":         `config: forward_zones["a.example.com"].hidden_primary: true needs a non-empty peers list`,
-	"huge_number.bad.json":                     `config: journal.max_bytes: number out of range, got 1e400`,
-	"invalid_zone.bad.json":                    `config: forward_zones["a..example.com"]: zone name must be a valid DNS name (labels of 1 to 63 letters, digits or '-', not starting or ending with '-', 253 characters at most), got "a..example.com"`,
-	"mass_delete_share.bad.json":               `config: mass_delete_share: must be greater than 0 and at most 1, got 1.5`,
-	"mass_delete_share_zero.bad.json":          `config: mass_delete_share: must be greater than 0 and at most 1, got 0`,
-	"missing_my_name.bad.json":                 `config: my_name: required key is missing`,
-	"missing_networks.bad.json":                `config: forward_zones["a.example.com"].networks: required key is missing`,
-	"not_object.bad.json":                      `config: must be an object, got an array`,
-	"require_tsig_without_key.bad.json":        `config: forward_zones["a.example.com"].require_tsig: true needs tsig_key`,
-	"catalog_is_forward_zone.bad.json":         `config: catalog_zone.name: "cat.example.com" is also a forward zone; the catalog zone needs a name of its own`,
-	"catalog_unknown_key.bad.json":             `config: catalog_zone: unknown key "hidden_primary"`,
-	"reverse_hidden_primary_no_peers.bad.json": `config: reverse_zones.hidden_primary: true needs a non-empty peers list`,
-	"reverse_zone_name.bad.json":               `config: forward_zones["2.0.192.in-addr.arpa"]: zone name must not be under in-addr.arpa or ip6.arpa (reverse zones are generated), got "2.0.192.in-addr.arpa"`,
-	"syntax.bad.json":                          `config: line 3, column 60: invalid character '}' looking for beginning of object key string`,
-	"too_deep.bad.json":                        `config: redis_opts` + strings.Repeat(`["a"]`, 31) + `: nested deeper than 32 levels`,
-	"trailing_data.bad.json":                   `config: line 5, column 1: invalid character '{' after top-level value`,
-	"trailing_dot_zone.bad.json":               `config: forward_zones["example.com."]: zone name must not end with a dot, got "example.com."`,
-	"truncated.bad.json":                       `config: line 4, column 1: unexpected end of input`,
-	"tsig_bad_algorithm.bad.json":              `config: tsig_keys["xfr-key"].algorithm: must be one of "hmac-md5", "hmac-sha1", "hmac-sha224", "hmac-sha256", "hmac-sha384", "hmac-sha512", got "hmac-sha3"`,
-	"tsig_bad_secret.bad.json":                 `config: tsig_keys["xfr-key"].secret: must be standard base64 of at least one byte (value not shown)`,
-	"tsig_key_name.bad.json":                   `config: tsig_keys["XFR-Key"]: key name must be a lower-case DNS name without a trailing dot, got "XFR-Key"`,
-	"tsig_secret_type.bad.json":                `config: tsig_keys["xfr-key"].secret: must be a string (value not shown)`,
-	"tsig_unknown_key.bad.json":                `config: forward_zones["a.example.com"].tsig_key: no key "xfr-key" in tsig_keys`,
-	"ttl_zero.bad.json":                        `config: ttl.record: must be at least 1, got 0`,
-	"two_catch_alls.bad.json":                  `config: forward_zones["b.example.com"].networks[1]: "*" makes a second catch-all zone; "a.example.com" is already the catch-all zone`,
-	"unknown_key.bad.json":                     `config: unknown key "use_aliases"`,
-	"unknown_nested_key.bad.json":              `config: ttl: unknown key "soa_min"`,
-	"unknown_zone_key.bad.json":                `config: forward_zones["a.example.com"]: unknown key "netwroks"`,
-	"upper_case_zone.bad.json":                 `config: forward_zones["Example.COM"]: zone name must be lower-case, got "Example.COM"`,
-	"wrong_type.bad.json":                      `config: use_alias: must be a boolean, got "yes"`,
+	"api_both.bad.json":                             `config: both "api_server" and "api" are set; use only "api"`,
+	"api_auth_none_with_token.bad.json":             `config: api.token: is set but auth is "none", which lets every request in; remove one of them`,
+	"api_server_auth_none_with_token_file.bad.json": `config: api_server.token_file: is set but auth is "none", which lets every request in; remove one of them`,
+	"api_read_token_is_token.bad.json":              `config: api.read_token: must differ from token, which opens every route (value not shown)`,
+	"api_bad_auth.bad.json":                         `config: api.auth: must be one of "token", "writes", "none", got "open"`,
+	"api_empty_token_file.bad.json":                 `config: api.token_file: must be a file name, got ""`,
+	"bad_allow_transfer.bad.json":                   `config: allow_transfer[2]: must be an IP address or a CIDR prefix, got "ns0.example.com"`,
+	"bad_cidr.bad.json":                             `config: forward_zones["a.example.com"].allow_transfer[0]: must be an IP address or a CIDR prefix, got "10.0.0.0/33"`,
+	"bad_hostmaster.bad.json":                       `config: hostmaster: must be an e-mail address user@domain whose domain is a valid host name, got "hostmaster.example.com"`,
+	"bad_listen.bad.json":                           `config: dns.listen[0]: must be an address and port such as "127.0.0.1:53" or "[::1]:53", got "127.0.0.1"`,
+	"bad_my_name.bad.json":                          `config: my_name: must be a valid host name (labels of 1 to 63 letters, digits or '-', not starting or ending with '-', 253 characters at most), got "-ns1.example.com"`,
+	"bad_network.bad.json":                          `config: forward_zones["a.example.com"].networks[0]: must be a network or network pool UUID, or "*", got "3484af3e-23db-4c63-8940"`,
+	"bad_peer.bad.json":                             `config: forward_zones["a.example.com"].peers[1]: must be an IP address or a valid host name, optionally with :port, got "ns_1.example.com"`,
+	"bad_redis_url.bad.json":                        `config: store.redis: must be a URL with scheme redis, rediss or unix (value not shown)`,
+	"bad_url.bad.json":                              `config: vmapi_opts.url: must be an absolute URL, got "vmapi.example.com"`,
+	"both_peer_spellings.bad.json":                  `config: forward_zones["a.example.com"]: both "slaves" and "peers" are set; use only "peers"`,
+	"both_zone_spellings.bad.json":                  `config: both "dns_zones" and "forward_zones" are set; use only "forward_zones"`,
+	"coalesce_window.bad.json":                      `config: coalesce.window_ms: must not exceed max_delay_ms (200), got 500`,
+	"duplicate_key.bad.json":                        `config: forward_zones: duplicate key "a.example.com"`,
+	"duplicate_network.bad.json":                    `config: forward_zones["a.example.com"].networks[1]: duplicate network "3484af3e-23db-4c63-8940-bf3e006347f3"`,
+	"empty.bad.json":                                `config: file is empty`,
+	"empty_forward_zones.bad.json":                  `config: forward_zones: must list at least one zone, got an empty object`,
+	"empty_networks.bad.json":                       `config: forward_zones["a.example.com"].networks: must list at least one network, got an empty array`,
+	"fractional_integer.bad.json":                   `config: hysteresis.divisor: must be an integer, got 2.5`,
+	"hidden_primary_no_peers.bad.json":              `config: forward_zones["a.example.com"].hidden_primary: true needs a non-empty peers list`,
+	"huge_number.bad.json":                          `config: journal.max_bytes: number out of range, got 1e400`,
+	"invalid_zone.bad.json":                         `config: forward_zones["a..example.com"]: zone name must be a valid DNS name (labels of 1 to 63 letters, digits or '-', not starting or ending with '-', 253 characters at most), got "a..example.com"`,
+	"mass_delete_share.bad.json":                    `config: mass_delete_share: must be greater than 0 and at most 1, got 1.5`,
+	"mass_delete_share_zero.bad.json":               `config: mass_delete_share: must be greater than 0 and at most 1, got 0`,
+	"missing_my_name.bad.json":                      `config: my_name: required key is missing`,
+	"missing_networks.bad.json":                     `config: forward_zones["a.example.com"].networks: required key is missing`,
+	"not_object.bad.json":                           `config: must be an object, got an array`,
+	"require_tsig_without_key.bad.json":             `config: forward_zones["a.example.com"].require_tsig: true needs tsig_key`,
+	"catalog_is_forward_zone.bad.json":              `config: catalog_zone.name: "cat.example.com" is also a forward zone; the catalog zone needs a name of its own`,
+	"catalog_unknown_key.bad.json":                  `config: catalog_zone: unknown key "hidden_primary"`,
+	"reverse_hidden_primary_no_peers.bad.json":      `config: reverse_zones.hidden_primary: true needs a non-empty peers list`,
+	"reverse_zone_name.bad.json":                    `config: forward_zones["2.0.192.in-addr.arpa"]: zone name must not be under in-addr.arpa or ip6.arpa (reverse zones are generated), got "2.0.192.in-addr.arpa"`,
+	"syntax.bad.json":                               `config: line 3, column 60: invalid character '}' looking for beginning of object key string`,
+	"too_deep.bad.json":                             `config: redis_opts` + strings.Repeat(`["a"]`, 31) + `: nested deeper than 32 levels`,
+	"trailing_data.bad.json":                        `config: line 5, column 1: invalid character '{' after top-level value`,
+	"trailing_dot_zone.bad.json":                    `config: forward_zones["example.com."]: zone name must not end with a dot, got "example.com."`,
+	"truncated.bad.json":                            `config: line 4, column 1: unexpected end of input`,
+	"tsig_bad_algorithm.bad.json":                   `config: tsig_keys["xfr-key"].algorithm: must be one of "hmac-md5", "hmac-sha1", "hmac-sha224", "hmac-sha256", "hmac-sha384", "hmac-sha512", got "hmac-sha3"`,
+	"tsig_bad_secret.bad.json":                      `config: tsig_keys["xfr-key"].secret: must be standard base64 of at least one byte (value not shown)`,
+	"tsig_key_name.bad.json":                        `config: tsig_keys["XFR-Key"]: key name must be a lower-case DNS name without a trailing dot, got "XFR-Key"`,
+	"tsig_secret_type.bad.json":                     `config: tsig_keys["xfr-key"].secret: must be a string (value not shown)`,
+	"tsig_unknown_key.bad.json":                     `config: forward_zones["a.example.com"].tsig_key: no key "xfr-key" in tsig_keys`,
+	"ttl_zero.bad.json":                             `config: ttl.record: must be at least 1, got 0`,
+	"two_catch_alls.bad.json":                       `config: forward_zones["b.example.com"].networks[1]: "*" makes a second catch-all zone; "a.example.com" is already the catch-all zone`,
+	"unknown_key.bad.json":                          `config: unknown key "use_aliases"`,
+	"unknown_nested_key.bad.json":                   `config: ttl: unknown key "soa_min"`,
+	"unknown_zone_key.bad.json":                     `config: forward_zones["a.example.com"]: unknown key "netwroks"`,
+	"upper_case_zone.bad.json":                      `config: forward_zones["Example.COM"]: zone name must be lower-case, got "Example.COM"`,
+	"wrong_type.bad.json":                           `config: use_alias: must be a boolean, got "yes"`,
 }
 
 func TestParseBad(t *testing.T) {
@@ -121,7 +126,8 @@ func TestParseMinimal(t *testing.T) {
 		CatalogZone:  CatalogZone{Name: "catalog.cnsd.invalid"},
 		Store:        StoreConfig{Path: "/var/db/cnsd/cnsd.db"},
 		DNS:          DNSConfig{Listen: []string{"127.0.0.1:53"}},
-		API:          APIConfig{Listen: []string{"127.0.0.1:8080"}},
+		API: APIConfig{Listen: []string{"127.0.0.1:8080"}, Auth: AuthToken, MetricsAuth: AuthToken,
+			TokenFile: "/var/db/cnsd/api.token", key: "api"},
 		TTL: TTLConfig{Record: 30 * time.Second, NS: time.Hour, SOARefresh: time.Hour,
 			SOARetry: 10 * time.Minute, SOAExpire: 7 * 24 * time.Hour, SOAMinimum: 30 * time.Second},
 		Hysteresis:      HysteresisConfig{Window: time.Minute, Divisor: 3, LastMemberDelay: 10 * time.Minute},
@@ -161,7 +167,9 @@ func TestParseFull(t *testing.T) {
 		{"flags", [3]bool{c.UseAlias, c.UseLogin, c.RequireStatusUp}, [3]bool{true, true, true}},
 		{"store", c.Store, StoreConfig{Redis: "redis://:secret@127.0.0.1:6379/2", RedisAcceptNoAOF: true, Path: "/var/tmp/cnsd.db"}},
 		{"dns", c.DNS.Listen, []string{"192.0.2.1:53", "[2001:db8::1]:5353"}},
-		{"api", c.API, APIConfig{Listen: []string{"[::1]:8081"}, Token: "s3cret-token"}},
+		{"api", c.API, APIConfig{Listen: []string{"[::1]:8081"}, Auth: AuthWrites, Token: "s3cret-token",
+			TokenFile: filepath.Join("testdata", "secrets", "api.token"), ReadToken: "r3ad-token", MetricsAuth: AuthNone,
+			key: "api", tokenFileSet: true}},
 		{"ttl", c.TTL, TTLConfig{Record: time.Minute, NS: 2 * time.Hour, SOARefresh: 30 * time.Minute,
 			SOARetry: 5 * time.Minute, SOAExpire: 14 * 24 * time.Hour}},
 		{"hysteresis", c.Hysteresis, HysteresisConfig{Window: 2 * time.Minute, Divisor: 4, LastMemberDelay: 15 * time.Minute}},
@@ -204,7 +212,8 @@ func TestParseTriton(t *testing.T) {
 		{"zones", zoneNames(c), []string{"us-east-1.cns.example.com"}},
 		{"reverse zones default", c.ReverseZones, ZoneAccess{}},
 		{"allow_transfer", c.AllowTransfer, prefixList("10.99.99.0/24", "127.0.0.1/32")},
-		{"api from api_server", c.API, APIConfig{Listen: []string{"10.99.99.40:80", "127.0.0.1:80"}}},
+		{"api from api_server", c.API, APIConfig{Listen: []string{"10.99.99.40:80", "127.0.0.1:80"}, Auth: AuthToken,
+			MetricsAuth: AuthToken, TokenFile: "/var/db/cnsd/api.token", key: "api_server"}},
 		{"ufds", c.UFDS, UFDSConfig{Endpoint: Endpoint{Address: "ufds.us-east-1.example.com"},
 			BindDN: "cn=root", BindPassword: "secret", CacheTime: 5 * time.Minute}},
 		{"vmapi", c.VMAPI, VMAPIConfig{Endpoint{Address: "vmapi.us-east-1.example.com"}, 500}},
@@ -351,4 +360,36 @@ func prefixList(ss ...string) []netip.Prefix {
 		ps = append(ps, netip.MustParsePrefix(s))
 	}
 	return slices.Clip(ps)
+}
+
+// TestTokenFile checks where Load keeps the API token: beside the
+// embedded store's file, beside the configuration file for a Redis
+// store, and a relative token_file under the configuration file's
+// directory.
+func TestTokenFile(t *testing.T) {
+	const head = `{"my_name": "ns1.example.com", "hostmaster": "hostmaster@example.com",
+  "forward_zones": {"a.example.com": {"networks": ["*"]}}, `
+	tests := []struct {
+		name, body, want string
+	}{
+		{"embedded store", `"store": {"path": "/var/db/cnsd/cnsd.db"}`, "/var/db/cnsd/api.token"},
+		{"relative store path", `"store": {"path": "data/cnsd.db"}`, "data/api.token"},
+		{"redis", `"store": {"redis": "redis://127.0.0.1:6379"}`, "CONFIGDIR/api.token"},
+		{"absolute token_file", `"api": {"token_file": "/etc/cnsd/secret"}`, "/etc/cnsd/secret"},
+		{"relative token_file", `"store": {"redis": "redis://127.0.0.1:6379"}, "api": {"token_file": "s/api.token"}`, "CONFIGDIR/s/api.token"},
+		{"api_server", `"api_server": {"listen": ["127.0.0.1"], "token_file": "t"}`, "CONFIGDIR/t"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			name := filepath.Join(dir, "cnsd.json")
+			if err := os.WriteFile(name, []byte(head+tt.body+"}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := mustLoad(t, name)
+			if want := strings.Replace(tt.want, "CONFIGDIR", dir, 1); c.API.TokenFile != want {
+				t.Errorf("token file %q, want %q", c.API.TokenFile, want)
+			}
+		})
+	}
 }

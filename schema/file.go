@@ -73,13 +73,22 @@ type fileDNS struct {
 
 type fileAPI struct {
 	Listen string `json:"listen"`
-	Token  string `json:"token"`
+	fileAPIAuth
 }
 
 type fileAPIServer struct {
 	Listen []string `json:"listen"`
 	Port   *int     `json:"port"`
-	Token  string   `json:"token"`
+	fileAPIAuth
+}
+
+// fileAPIAuth are the access settings api and api_server share.
+type fileAPIAuth struct {
+	Token       string `json:"token"`
+	Auth        string `json:"auth"`
+	TokenFile   string `json:"token_file"`
+	ReadToken   string `json:"read_token"`
+	MetricsAuth string `json:"metrics_auth"`
 }
 
 type fileTTL struct {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 )
 
 // Parse decodes and validates a configuration file: decoding, RFD 1
@@ -25,7 +26,24 @@ func Load(name string) (*Config, error) {
 	if e, ok := errors.AsType[*Error](err); ok {
 		e.File = name
 	}
+	if err == nil {
+		c.API.TokenFile = tokenFileOf(c, name)
+	}
 	return c, err
+}
+
+// tokenFileOf is where the API token of c, loaded from the file name, is
+// kept: a relative name is relative to the configuration file, and a
+// Redis store, which has no local directory, keeps it beside the
+// configuration file.
+func tokenFileOf(c *Config, name string) string {
+	switch {
+	case c.API.TokenFile == "":
+		return filepath.Join(filepath.Dir(name), tokenFileName)
+	case c.API.tokenFileSet && !filepath.IsAbs(c.API.TokenFile):
+		return filepath.Join(filepath.Dir(name), c.API.TokenFile)
+	}
+	return c.API.TokenFile
 }
 
 // parse runs the pipeline and also returns the normalised tree, which

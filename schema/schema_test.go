@@ -136,9 +136,13 @@ func TestSchemaDefaults(t *testing.T) {
 	root := rawSchema(t)
 	// Defaults applied while converting, where defaults() has no value.
 	applied := map[string]any{
-		".api.listen":            defaultAPIListen,
-		".api_server.port":       defaultAPIPort,
-		".tsig_keys[].algorithm": defaultAlgorithm,
+		".api.listen":              defaultAPIListen,
+		".api_server.port":         defaultAPIPort,
+		".api.auth":                AuthToken,
+		".api.metrics_auth":        AuthToken,
+		".api_server.auth":         AuthToken,
+		".api_server.metrics_auth": AuthToken,
+		".tsig_keys[].algorithm":   defaultAlgorithm,
 	}
 	var walk func(node map[string]any, v reflect.Value, at string)
 	walk = func(node map[string]any, v reflect.Value, at string) {
