@@ -97,8 +97,11 @@ func (s *Server) postSuffixes(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req suffixesRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20))
-	if err := dec.Decode(&req); err != nil {
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		if errors.As(err, new(*http.MaxBytesError)) {
+			s.fail(w, r, err)
+			return
+		}
 		s.fail(w, r, fmt.Errorf("%w: body: %v", errBadRequest, err))
 		return
 	}

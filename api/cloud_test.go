@@ -101,7 +101,7 @@ func cloudAPI(t *testing.T, withCloud bool) string {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	srv := New(st, noDNS{}, "", nil)
+	srv := New(st, noDNS{}, Access{Mode: schema.AuthNone}, nil)
 	if withCloud {
 		srv.SetTTL(schema.TTLConfig{Record: time.Minute, NS: time.Hour})
 		srv.SetCloud(&fakeCloud{held: []HeldDeletion{{Cause: "re-list", VMs: []string{vmUUID},

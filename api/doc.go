@@ -4,8 +4,16 @@
 // The routes are those of Triton CNS (GET /ping, /zones, /vm/:uuid, /peers,
 // /peer/:addr, /allowed-peers, POST /suffixes-for-vm) plus /metrics in the
 // Prometheus text format. Errors are mapped to HTTP status codes in one
-// function. Every route answers with the shape of Triton CNS and cnsd's
-// additions after it (docs/operator-guide.md lists them).
+// function, and every error, 404 and 405 included, is an Error body whose
+// code is restify's name for the status, as Triton's APIs answer. Every
+// route answers with the shape of Triton CNS and cnsd's additions after
+// it (docs/operator-guide.md lists them).
+//
+// Access says which routes need a bearer token (by default all but the
+// probes GET /ping and GET /ready); EnsureTokenFile creates the token
+// cnsd uses when the configuration sets none, and ReadTokenFile reads it
+// for cnsadm. Serve answers on a listener with Limits on timeouts, header
+// size and connections; request bodies are limited to MaxBodyBytes.
 //
 // GET /vm/:uuid answers from the store in every process: uuid, names and
 // last_visit as Triton CNS sends them, and zones, the VM's records per

@@ -7,6 +7,8 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"testing"
+
+	"github.com/cnsd/cnsd/schema"
 )
 
 // fakeHealth reports fixed reasons.
@@ -31,7 +33,7 @@ func TestReady(t *testing.T) {
 			Ready{Reasons: []string{"redis is unreachable"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := New(nil, nil, "secret", nil)
+			s := New(nil, nil, Access{Mode: schema.AuthToken, Token: "secret"}, nil)
 			if tc.health != nil {
 				s.SetHealth(tc.health)
 			}

@@ -1,13 +1,13 @@
 package api
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -39,82 +39,145 @@ var _ DNS = (*xfr.Server)(nil)
 
 // Server answers the REST API.
 type Server struct {
-	zones Zones
-	dns   DNS
-	token atomic.Pointer[string]
-	log   *slog.Logger
-	mux   *http.ServeMux
-	cloud atomic.Pointer[Cloud]
-	ttl   atomic.Pointer[schema.TTLConfig]
+	zones  Zones
+	dns    DNS
+	access atomic.Pointer[Access]
+	log    *slog.Logger
+	mux    *http.ServeMux
+	cloud  atomic.Pointer[Cloud]
+	ttl    atomic.Pointer[schema.TTLConfig]
 
 	health healthHolder
 }
 
-// New returns the API over zones and the DNS server. A non-empty token
-// must be presented as "Authorization: Bearer <token>" on every route
-// but GET /ping and GET /ready, which probes call.
-func New(zones Zones, dns DNS, token string, log *slog.Logger) *Server {
+// MaxBodyBytes is the largest request body the API reads; a larger one
+// is answered 413.
+const MaxBodyBytes = 1 << 20
+
+// route is one route of the API and the access it needs.
+type route struct {
+	method, path string
+	level        level
+	h            http.HandlerFunc
+}
+
+// New returns the API over zones and the DNS server, letting requests in
+// as access says (SetAccess changes it).
+func New(zones Zones, dns DNS, access Access, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	s := &Server{zones: zones, dns: dns, log: log.With("component", "api"), mux: http.NewServeMux()}
-	s.SetToken(token)
+	s.SetAccess(access)
 	s.SetTTL(defaultTTL)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(newCollector(s), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	s.mux.HandleFunc("GET /ping", s.ping)
-	s.mux.HandleFunc("GET /ready", s.getReady)
-	s.mux.HandleFunc("GET /zones", s.authorized(s.getZones))
-	s.mux.HandleFunc("GET /peers", s.authorized(s.getPeers))
-	s.mux.HandleFunc("GET /peer/{addr}", s.authorized(s.getPeer))
-	s.mux.HandleFunc("DELETE /peer/{addr}", s.authorized(s.deletePeer))
-	s.mux.HandleFunc("GET /allowed-peers", s.authorized(s.getAllowedPeers))
-	s.mux.HandleFunc("GET /vm/{uuid}", s.authorized(s.getVM))
-	s.mux.HandleFunc("POST /suffixes-for-vm", s.authorized(s.postSuffixes))
-	s.mux.HandleFunc("GET /pending-removals", s.authorized(s.getPending))
-	s.mux.HandleFunc("GET /held-deletions", s.authorized(s.getHeld))
-	s.mux.HandleFunc("POST /held-deletions/{cause}/confirm", s.authorized(s.confirmHeld))
-	s.mux.Handle("GET /metrics", s.authorized(promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogError{s.log}}).ServeHTTP))
+	promh := promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogError{s.log}}).ServeHTTP
+	routes := []route{
+		{"GET", "/ping", open, s.ping},
+		{"GET", "/ready", open, s.getReady},
+		{"GET", "/zones", read, s.getZones},
+		{"GET", "/peers", read, s.getPeers},
+		{"GET", "/peer/{addr}", read, s.getPeer},
+		{"DELETE", "/peer/{addr}", write, s.deletePeer},
+		{"GET", "/allowed-peers", read, s.getAllowedPeers},
+		{"GET", "/vm/{uuid}", read, s.getVM},
+		{"POST", "/suffixes-for-vm", read, s.postSuffixes}, // a query: changes nothing
+		{"GET", "/pending-removals", read, s.getPending},
+		{"GET", "/held-deletions", read, s.getHeld},
+		{"POST", "/held-deletions/{cause}/confirm", write, s.confirmHeld},
+		{"GET", "/metrics", metrics, promh},
+	}
+	allowed := map[string][]string{}
+	for _, rt := range routes {
+		s.mux.HandleFunc(rt.method+" "+rt.path, s.authorized(rt.level, rt.h))
+		allowed[rt.path] = append(allowed[rt.path], rt.method)
+	}
+	// Without a method, a pattern catches the methods no route has, so
+	// that 405 and 404 answer with an Error body like every other error.
+	for path, methods := range allowed {
+		s.mux.HandleFunc(path, s.methodNotAllowed(methods))
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, fmt.Errorf("%w: no route %s", errNotFound, r.URL.Path))
+	})
 	return s
 }
 
-// SetToken makes token the one clients must present from the next request
-// on ("" lets every request in), as a configuration reload does.
-func (s *Server) SetToken(token string) { s.token.Store(&token) }
+// SetAccess changes who the API lets in from the next request on, as a
+// configuration reload does.
+func (s *Server) SetAccess(a Access) { s.access.Store(&a) }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// ServeHTTP answers one request: bodies are limited to MaxBodyBytes, and
+// a handler that panics is answered 500.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.fail(w, r, fmt.Errorf("panic: %v", v))
+		}
+	}()
+	if r.ContentLength > MaxBodyBytes {
+		w.Header().Set("Connection", "close") // do not read the body
+		s.fail(w, r, &http.MaxBytesError{Limit: MaxBodyBytes})
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	s.mux.ServeHTTP(w, r)
+}
 
 func (s *Server) ping(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }
 
-// authorized checks the bearer token before h.
-func (s *Server) authorized(h http.HandlerFunc) http.HandlerFunc {
+// authorized lets requests that the access allows on a route of level lv
+// through to h.
+func (s *Server) authorized(lv level, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if token := *s.token.Load(); token != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
-				s.fail(w, r, errUnauthorized)
-				return
-			}
+		if err := s.access.Load().check(lv, r); err != nil {
+			s.fail(w, r, err)
+			return
 		}
 		h(w, r)
 	}
 }
 
+// methodNotAllowed answers a method no route of the path has.
+func (s *Server) methodNotAllowed(methods []string) http.HandlerFunc {
+	allow := slices.Clone(methods)
+	if slices.Contains(allow, http.MethodGet) {
+		allow = append(allow, http.MethodHead)
+	}
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", strings.Join(allow, ", "))
+		s.fail(w, r, fmt.Errorf("%w: %s %s (allowed: %s)", errMethod, r.Method, r.URL.Path, strings.Join(allow, ", ")))
+	}
+}
+
 // Errors the handlers return; fail maps them to status codes.
 var (
-	errUnauthorized = errors.New("a valid bearer token is required")
+	errUnauthorized = errors.New("a valid bearer token is required (Authorization: Bearer <token>; cnsadm reads it through -config)")
 	errNotFound     = errors.New("not found")
 	errBadRequest   = errors.New("bad request")
 	errUnavailable  = errors.New("unavailable")
+	errMethod       = errors.New("method not allowed")
 )
 
-// fail answers with err's status code and an Error body.
+// fail answers with err's status code and an Error body whose code is
+// restify's name for the status, as Triton's APIs answer.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status, code := http.StatusInternalServerError, "InternalError"
 	switch {
 	case errors.Is(err, errUnauthorized):
 		status, code = http.StatusUnauthorized, "Unauthorized"
 		w.Header().Set("WWW-Authenticate", `Bearer realm="cnsd"`)
+	case errors.Is(err, errForbidden):
+		status, code = http.StatusForbidden, "Forbidden"
+	case errors.As(err, new(*http.MaxBytesError)):
+		status, code = http.StatusRequestEntityTooLarge, "PayloadTooLarge"
+		err = fmt.Errorf("the body exceeds %d bytes", MaxBodyBytes)
+	case errors.Is(err, errMethod):
+		status, code = http.StatusMethodNotAllowed, "MethodNotAllowed"
 	case errors.Is(err, errNotFound):
 		status, code = http.StatusNotFound, "ResourceNotFound"
 	case errors.Is(err, errBadRequest):

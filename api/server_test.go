@@ -54,7 +54,7 @@ func secondary(t *testing.T) string {
 
 // cnsd runs a DNS server over a store holding one zone, with one
 // secondary, and the API over both; it returns the API's URL.
-func cnsd(t *testing.T, token string) (url string, serial uint32, peer string) {
+func cnsd(t *testing.T, access Access) (url string, serial uint32, peer string) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, store.NewMemory(), store.Options{}, nil)
@@ -94,7 +94,7 @@ func cnsd(t *testing.T, token string) (url string, serial uint32, peer string) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	api := httptest.NewServer(New(st, dnsSrv, token, nil))
+	api := httptest.NewServer(New(st, dnsSrv, access, nil))
 	t.Cleanup(api.Close)
 	return api.URL, serial, peer
 }
@@ -111,7 +111,7 @@ func confirmed(s *xfr.Server, serial uint32) bool {
 }
 
 func TestRoutes(t *testing.T) {
-	url, serial, peer := cnsd(t, "")
+	url, serial, peer := cnsd(t, Access{Mode: schema.AuthNone})
 	host, port, _ := net.SplitHostPort(peer)
 	cases := []struct {
 		name, method, path string
@@ -171,8 +171,9 @@ func TestRoutes(t *testing.T) {
 		}},
 		{name: "forget unknown peer", method: "DELETE", path: "/peer/192.0.2.99", status: 404},
 		{name: "forget peer", method: "DELETE", path: "/peer/" + host, status: 200},
-		{name: "unknown route", method: "GET", path: "/nothing", status: 404},
-		{name: "wrong method", method: "POST", path: "/zones", status: 405},
+		{name: "unknown route", method: "GET", path: "/nothing", status: 404, check: errorCode("ResourceNotFound")},
+		{name: "wrong method", method: "POST", path: "/zones", status: 405, check: errorCode("MethodNotAllowed")},
+		{name: "wrong method on a path with a parameter", method: "PUT", path: "/peer/" + host, status: 405, check: errorCode("MethodNotAllowed")},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,22 +188,65 @@ func TestRoutes(t *testing.T) {
 	}
 }
 
-func TestToken(t *testing.T) {
-	url, _, _ := cnsd(t, "s3cret")
+// TestAccess checks which routes each api.auth lets in, with which
+// token: probes always, reads with either token (or none under
+// "writes"), state changes with the admin token only.
+func TestAccess(t *testing.T) {
+	const admin, reader = "Bearer s3cret", "Bearer r3ad"
+	tokens := Access{Token: "s3cret", ReadToken: "r3ad"}
+	withMode := func(mode string, metricsOpen bool) Access {
+		a := tokens
+		a.Mode, a.MetricsOpen = mode, metricsOpen
+		return a
+	}
+	urls := map[string]string{}
+	for name, a := range map[string]Access{
+		"token": withMode(schema.AuthToken, false), "writes": withMode(schema.AuthWrites, false),
+		"none": {Mode: schema.AuthNone}, "metrics open": withMode(schema.AuthToken, true),
+		"no token": {Mode: schema.AuthToken},
+	} {
+		urls[name], _, _ = cnsd(t, a)
+	}
 	cases := []struct {
-		name, path, auth string
-		status           int
+		access, method, path, auth string
+		status                     int
 	}{
-		{"ping needs none", "/ping", "", 200},
-		{"missing", "/zones", "", 401},
-		{"wrong", "/zones", "Bearer nope", 401},
-		{"not bearer", "/zones", "Basic s3cret", 401},
-		{"right", "/zones", "Bearer s3cret", 200},
+		{"token", "GET", "/ping", "", 200},
+		{"token", "GET", "/ready", "", 200},
+		{"token", "GET", "/zones", "", 401},
+		{"token", "GET", "/zones", "Bearer nope", 401},
+		{"token", "GET", "/zones", "Basic s3cret", 401},
+		{"token", "GET", "/zones", "Bearer ", 401},
+		{"token", "GET", "/zones", admin, 200},
+		{"token", "GET", "/zones", reader, 200},
+		{"token", "GET", "/metrics", "", 401},
+		{"token", "GET", "/metrics", reader, 200},
+		{"token", "DELETE", "/peer/192.0.2.99", "", 401},
+		{"token", "DELETE", "/peer/192.0.2.99", reader, 403},
+		{"token", "DELETE", "/peer/192.0.2.99", admin, 404},
+		{"token", "POST", "/held-deletions/re-list/confirm", reader, 403},
+		{"writes", "GET", "/zones", "", 200},
+		{"writes", "GET", "/peer/192.0.2.99", "", 404},
+		{"writes", "GET", "/metrics", "", 401},
+		{"writes", "DELETE", "/peer/192.0.2.99", "", 401},
+		{"writes", "DELETE", "/peer/192.0.2.99", reader, 403},
+		{"writes", "DELETE", "/peer/192.0.2.99", admin, 404},
+		{"none", "GET", "/zones", "", 200},
+		{"none", "GET", "/metrics", "", 200},
+		{"none", "DELETE", "/peer/192.0.2.99", "", 404},
+		{"metrics open", "GET", "/metrics", "", 200},
+		{"metrics open", "GET", "/zones", "", 401},
+		{"no token", "GET", "/zones", "Bearer ", 401},
+		{"no token", "GET", "/zones", "", 401},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			if status, body := call(t, "GET", url+tc.path, tc.auth); status != tc.status {
+		t.Run(tc.access+" "+tc.method+" "+tc.path+" "+tc.auth, func(t *testing.T) {
+			status, body := call(t, tc.method, urls[tc.access]+tc.path, tc.auth)
+			if status != tc.status {
 				t.Fatalf("status %d, want %d: %s", status, tc.status, body)
+			}
+			if code := map[int]string{401: "Unauthorized", 403: "Forbidden"}[status]; code != "" {
+				errorCode(code)(t, body)
 			}
 		})
 	}

@@ -22,6 +22,13 @@ func Load(name string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	return ParseFile(name, data)
+}
+
+// ParseFile parses data, read from the file at name: errors name the file,
+// and the paths the configuration gives relative to its file (the API
+// token file) are resolved.
+func ParseFile(name string, data []byte) (*Config, error) {
 	c, err := Parse(data)
 	if e, ok := errors.AsType[*Error](err); ok {
 		e.File = name

@@ -59,6 +59,17 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("cnsd answered %d %s: %s", e.Status, e.Code, e.Message)
 }
 
+// IsUnauthorized reports whether err is the API's 401 (no valid token)
+// or 403 (a token that does not open the route).
+func IsUnauthorized(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && (e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden)
+}
+
+// ReadTokenFile returns the token in cnsd's API token file
+// (api.token_file), refusing a file its group or others may read.
+func ReadTokenFile(path string) (string, error) { return api.ReadTokenFile(path) }
+
 // IsNotFound reports whether err is the API's 404.
 func IsNotFound(err error) bool {
 	var e *Error

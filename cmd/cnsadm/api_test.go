@@ -12,6 +12,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/cnsd/cnsd/api"
+	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/xfr"
 )
@@ -94,7 +95,7 @@ func startAPI(t *testing.T) (string, *fakeDNS, *fakeCloud) {
 		t.Fatal(err)
 	}
 	d, c := &fakeDNS{}, &fakeCloud{}
-	srv := api.New(st, d, "s3cret", nil)
+	srv := api.New(st, d, api.Access{Mode: schema.AuthToken, Token: "s3cret"}, nil)
 	srv.SetCloud(c)
 	h := httptest.NewServer(srv)
 	t.Cleanup(h.Close)

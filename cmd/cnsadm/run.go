@@ -55,7 +55,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(io.Discard) // usage is printed below, to the right stream
 	e := &env{stdout: stdout, stderr: stderr}
 	fs.StringVar(&e.apiURL, "api", "http://127.0.0.1:8080", "cnsd's REST API at `URL`")
-	token := fs.String("token", os.Getenv("CNSADM_TOKEN"), "bearer `TOKEN` of the API (default $CNSADM_TOKEN)")
+	token := fs.String("token", os.Getenv("CNSADM_TOKEN"), "bearer `TOKEN` of the API (default $CNSADM_TOKEN, else the token file of -config)")
 	fs.StringVar(&e.configPath, "config", "/etc/cnsd/cnsd.json", "cnsd's configuration `FILE`, which zones and config edit")
 	fs.BoolVar(&e.json, "j", false, "print JSON instead of tables")
 	fs.BoolVar(&e.noResolve, "no-resolve", false, "do not check that secondaries' host names resolve when editing")
@@ -74,7 +74,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() == 0 {
 		return errors.New("no command given (cnsadm -help lists the commands)")
 	}
-	e.api = client.New(e.apiURL, *token)
+	tok, why := *token, ""
+	if tok == "" {
+		tok, why = tokenOf(e.configPath)
+	}
+	e.api = client.New(e.apiURL, tok)
 	name, rest := fs.Arg(0), fs.Args()[1:]
 	if name == "help" {
 		return help(stdout, rest)
@@ -84,7 +88,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			if len(rest) > 0 && (rest[0] == "-help" || rest[0] == "--help" || rest[0] == "-h") {
 				return help(stdout, []string{name})
 			}
-			return c.run(ctx, e, rest)
+			err := c.run(ctx, e, rest)
+			if why != "" && client.IsUnauthorized(err) {
+				err = fmt.Errorf("%w\n%s", err, why)
+			}
+			return err
 		}
 	}
 	return fmt.Errorf("unknown command %q (cnsadm -help lists the commands)", name)

@@ -113,7 +113,8 @@ type overCloud struct {
 	config      string // the configuration file
 	stderr      *logtest.Buffer
 	writeConfig func(zones string)
-	// token and dnsListen, when set, are written as api.token and
+	// token (testToken unless configured otherwise) and dnsListen, when
+	// set, are written as api.token (none: cnsd uses its token file) and
 	// instead of the DNS address cnsd was started on; extra, when set, is
 	// further top-level members of the configuration (",\"key\": …").
 	token, dnsListen, extra string
@@ -154,7 +155,7 @@ func startOverMockWith(t testing.TB, cloud *mockcloud.Cloud, zones string, confi
 	ports := freePorts(t, 2)
 	cfgPath := filepath.Join(dir, "cnsd.json")
 	c := &overCloud{cloud: cloud, config: cfgPath, dns: fmt.Sprintf("127.0.0.1:%d", ports[0]),
-		api: fmt.Sprintf("http://127.0.0.1:%d", ports[1]), stderr: &logtest.Buffer{}}
+		api: fmt.Sprintf("http://127.0.0.1:%d", ports[1]), stderr: &logtest.Buffer{}, token: testToken}
 	c.writeConfig = func(zones string) {
 		dnsListen, token := c.dns, ""
 		if c.dnsListen != "" {

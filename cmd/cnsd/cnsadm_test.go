@@ -7,14 +7,23 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cnsd/cnsd/mockcloud"
 )
 
 // TestCnsadmOverCloud runs every cnsadm command, as the operator would
 // (the built binary), against a cnsd running over the simulated cloud.
 // Configuration edits go to cnsd's file, and cnsd applies them.
 func TestCnsadmOverCloud(t *testing.T) {
-	c := startOverCloud(t, `"cloud.example.test": {"networks": ["*"]}`)
+	// No token in the file: cnsd creates its token file beside the store,
+	// and cnsadm finds it through -config.
+	c := startOverMockWith(t, mockcloud.New(cloudFixture(), nil), `"cloud.example.test": {"networks": ["*"]}`,
+		func(c *overCloud) { c.token = "" })
 	cnsadm := cnsadmFor(t, c)
+	tokenFile := filepath.Join(filepath.Dir(c.config), "api.token")
+	waitFor(t, "the log line naming the new token file", func() bool {
+		return strings.Contains(c.stderr.String(), "created the API token") && strings.Contains(c.stderr.String(), tokenFile)
+	})
 	// The simulated cloud as a fixture file: preview computes from it what
 	// the running cnsd publishes.
 	cloudFile := filepath.Join(t.TempDir(), "cloud.json")

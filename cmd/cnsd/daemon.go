@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -48,6 +46,10 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 	if _, err := cloudConfigured(cfg); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	token, err := apiToken(cfg, path, log)
+	if err != nil {
+		return err
+	}
 	conf := &running{}
 	conf.cfg.Store(cfg)
 	src := &source{}
@@ -83,14 +85,14 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 	}
 	dnsSrv := xfr.New(cfg, src, xfr.Options{}, log)
 	conf.dns.srv.Store(dnsSrv)
-	apiSrv := api.New(src, dnsSrv, cfg.API.Token, log)
+	apiSrv := api.New(src, dnsSrv, api.AccessOf(cfg.API, token), log)
 	apiSrv.SetTTL(cfg.TTL)
 	apiSrv.SetHealth(h)
 	conf.api = apiSrv
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return dnsSrv.Run(ctx) })
 	for _, addr := range cfg.API.Listen {
-		g.Go(func() error { return serveHTTP(ctx, addr, apiSrv, log) })
+		g.Go(func() error { return serveAPI(ctx, addr, apiSrv) })
 	}
 	g.Go(func() error { return reloadOnChange(ctx, hup, path, log, dnsSrv, conf) })
 	g.Go(func() error { return write(ctx) })
@@ -148,27 +150,14 @@ func release(ctx context.Context, b backend, epoch uint64, log *slog.Logger) {
 	}
 }
 
-// serveHTTP serves the API on addr until ctx ends, then lets running
-// requests finish.
-func serveHTTP(ctx context.Context, addr string, h http.Handler, log *slog.Logger) error {
+// serveAPI serves the API on addr with the default limits until ctx
+// ends, then lets running requests finish.
+func serveAPI(ctx context.Context, addr string, s *api.Server) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("api listen %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(l) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("api on %s: %w", addr, err)
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
-		log.Warn("api shutdown", "addr", addr, "err", err)
-	}
-	return nil
+	return s.Serve(ctx, l, api.DefaultLimits)
 }
 
 // running is the configuration in force, and the maintainer of

@@ -37,7 +37,7 @@ func freePorts(t testing.TB, n int) []int {
 
 const daemonConfig = `{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
   "forward_zones": {%s},
-  "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"}}`
+  "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d", "token": "cnsd-test-token"}}`
 
 // TestDaemon runs cnsd on the embedded store: a configured zone is served
 // (SOA and NS) before any record is in it, the API lists it, a SIGHUP
@@ -111,7 +111,7 @@ func soa(addr, zone string) bool {
 
 func getJSON(t *testing.T, url string, v any) {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := authed.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,4 +137,21 @@ func waitForWithin(t *testing.T, limit time.Duration, what string, cond func() b
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// testToken is the API token of the tests' configurations.
+const testToken = "cnsd-test-token"
+
+// authed is an HTTP client that presents testToken on requests that
+// carry no Authorization header of their own.
+var authed = &http.Client{Transport: bearer{testToken}}
+
+type bearer struct{ token string }
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return http.DefaultTransport.RoundTrip(r)
 }

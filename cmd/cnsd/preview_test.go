@@ -121,7 +121,7 @@ func comparePreview(t *testing.T, c *overCloud, cnsadm, path string, f *mockclou
 // and not followed), which is a VM with no records. An error means the
 // daemon does not answer (yet).
 func daemonVM(apiURL, uuid string) (vm api.VM, known bool, err error) {
-	resp, err := http.Get(apiURL + "/vm/" + uuid)
+	resp, err := authed.Get(apiURL + "/vm/" + uuid)
 	if err != nil {
 		return vm, false, err
 	}

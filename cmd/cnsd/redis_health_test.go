@@ -23,7 +23,7 @@ func readiness(p *cnsdProcess) (int, api.Ready) {
 // readinessAt asks GET /ready of the API at base.
 func readinessAt(base string) (int, api.Ready) {
 	var r api.Ready
-	resp, err := http.Get(base + "/ready")
+	resp, err := authed.Get(base + "/ready")
 	if err != nil {
 		return 0, r
 	}
@@ -42,7 +42,7 @@ func metricLines(t *testing.T, p *cnsdProcess, prefix string) []string {
 // metricLinesAt is metricLines of the API at base.
 func metricLinesAt(t *testing.T, base, prefix string) []string {
 	t.Helper()
-	resp, err := http.Get(base + "/metrics")
+	resp, err := authed.Get(base + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

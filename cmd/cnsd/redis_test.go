@@ -68,7 +68,7 @@ func (p *cnsdProcess) writeConfig(t *testing.T, zones string) {
 	}
 	doc := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
 	  "forward_zones": {%s}, "store": {"redis": %q%s},
-	  "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"}}`, zones, p.url, extra, p.dnsPort, p.apiPort)
+	  "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d", "token": "cnsd-test-token"}}`, zones, p.url, extra, p.dnsPort, p.apiPort)
 	if err := os.WriteFile(p.config, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}

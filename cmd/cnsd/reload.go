@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"reflect"
 	"time"
 
+	"github.com/cnsd/cnsd/api"
 	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/xfr"
 )
@@ -52,12 +52,13 @@ func reloadOnChange(ctx context.Context, hup <-chan os.Signal, path string, log 
 
 // reload applies the configuration in data if it is valid.
 func reload(data []byte, path string, log *slog.Logger, dnsSrv *xfr.Server, conf *running) {
-	cfg, err := schema.Parse(data)
-	if e, ok := errors.AsType[*schema.Error](err); ok {
-		e.File = path
-	}
+	cfg, err := schema.ParseFile(path, data)
 	if err == nil {
 		_, err = cloudConfigured(cfg)
+	}
+	var token string
+	if err == nil {
+		token, err = apiToken(cfg, path, log)
 	}
 	if err != nil {
 		log.Error("configuration not reloaded; the running one stays", "file", path, "err", err)
@@ -67,7 +68,7 @@ func reload(data []byte, path string, log *slog.Logger, dnsSrv *xfr.Server, conf
 	conf.cfg.Store(cfg)
 	dnsSrv.SetConfig(cfg)
 	if conf.api != nil {
-		conf.api.SetToken(cfg.API.Token)
+		conf.api.SetAccess(api.AccessOf(cfg.API, token))
 		conf.api.SetTTL(cfg.TTL)
 	}
 	if zones := conf.zones.Load(); zones != nil {

@@ -88,7 +88,7 @@ func TestReloadDuringTransfer(t *testing.T) {
 	// extra is more top-level members, each with a trailing comma.
 	write := func(zones string, extra ...string) {
 		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test", `+strings.Join(extra, "")+`
-  "forward_zones": {%s}, "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"},
+  "forward_zones": {%s}, "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d", "token": "cnsd-test-token"},
   "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},
   "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`, zones, filepath.Join(dir, "cnsd.db"), ports[0], ports[1],
 			cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
@@ -208,7 +208,7 @@ func TestShutdownFinishesTransfer(t *testing.T) {
 	cfgPath := filepath.Join(dir, "cnsd.json")
 	cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
   "forward_zones": {"all.example.test": {"networks": ["*"]}}, "store": {"path": %q},
-  "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d"},
+  "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d", "token": "cnsd-test-token"},
   "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},
   "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`, filepath.Join(dir, "cnsd.db"), ports[0], ports[1],
 		cloudAPI.URL, cloudAPI.URL, cloudAPI.URL, ldap.URL, ufdstest.RootDN, ufdstest.Password)
@@ -245,9 +245,10 @@ func signedAXFRCount(addr, zone, name, secret string) int {
 	return transferCount(&dns.Transfer{TsigSecret: map[string]string{key: secret}}, m, addr)
 }
 
-// TestReloadTokenAndStartOnlySettings: a bearer token set in the file
-// guards the API from the reload on; a changed listen address is named in
-// the log as needing a restart, and the running one keeps serving.
+// TestReloadTokenAndStartOnlySettings: a new bearer token set in the file
+// replaces the old one from the reload on; a changed listen address is
+// named in the log as needing a restart, and the running one keeps
+// serving.
 func TestReloadTokenAndStartOnlySettings(t *testing.T) {
 	c := startOverCloud(t, `"cloud.example.test": {"networks": ["*"]}`)
 	status := func(token string) int {
@@ -262,10 +263,13 @@ func TestReloadTokenAndStartOnlySettings(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	waitFor(t, "the API", func() bool { return status("") == http.StatusOK })
+	waitFor(t, "the API", func() bool { return status(testToken) == http.StatusOK })
+	if got := status(""); got != http.StatusUnauthorized {
+		t.Errorf("GET /zones without a token: %d, want 401", got)
+	}
 	c.token, c.dnsListen = "s3cret", "127.0.0.1:1"
 	c.writeConfig(`"cloud.example.test": {"networks": ["*"]}`)
-	waitFor(t, "the token to be required", func() bool { return status("") == http.StatusUnauthorized })
+	waitFor(t, "the old token to be refused", func() bool { return status(testToken) == http.StatusUnauthorized })
 	if got := status("s3cret"); got != http.StatusOK {
 		t.Errorf("GET /zones with the new token: %d", got)
 	}

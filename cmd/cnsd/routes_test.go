@@ -79,7 +79,7 @@ func TestAPIRoutesOverCloud(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp, err := http.DefaultClient.Do(req)
+			resp, err := authed.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

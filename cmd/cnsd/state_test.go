@@ -113,7 +113,7 @@ func TestOperatorStateOverCloud(t *testing.T) {
 
 	// Forgetting the peer.
 	wantOutput(t, cnsadm, []string{"peers", "forget", "127.0.0.1"}, "127.0.0.1")
-	resp, err := http.Get(c.api + "/peer/127.0.0.1")
+	resp, err := authed.Get(c.api + "/peer/127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
