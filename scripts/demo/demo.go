@@ -33,7 +33,7 @@ func demo(ctx context.Context, o options, stdout io.Writer) error {
 		return err
 	}
 	var f fixture
-	if err := getJSON(ctx, cloudURL+"/_mock/fixture", &f); err != nil {
+	if err := getJSON(ctx, cloudURL+"/_mock/fixture", "", &f); err != nil {
 		return err
 	}
 	cfgPath := filepath.Join(dir, "cnsd.json")
@@ -49,7 +49,13 @@ func demo(ctx context.Context, o options, stdout io.Writer) error {
 	if err := waitHTTP(ctx, apiURL+"/ping", cnsd); err != nil {
 		return err
 	}
-	try, err := suggestions(ctx, o, apiURL, cloudURL, f)
+	// cnsd created its API token beside the store before it answered.
+	token, err := os.ReadFile(filepath.Join(dir, "api.token"))
+	if err != nil {
+		return fmt.Errorf("cnsd's API token: %w", err)
+	}
+	a := apiAccess{url: apiURL, token: strings.TrimSpace(string(token)), config: cfgPath, tokenFile: filepath.Join(dir, "api.token")}
+	try, err := suggestions(ctx, o, a, cloudURL, f)
 	if err != nil {
 		return err
 	}
@@ -151,10 +157,21 @@ func tail(path string) string {
 	return strings.Join(lines[max(len(lines)-20, 0):], "\n")
 }
 
-func getJSON(ctx context.Context, url string, v any) error {
+// apiAccess is how the demo and the commands it prints reach cnsd's API.
+type apiAccess struct {
+	url, token        string
+	config, tokenFile string // cnsadm -config finds the token file through it
+}
+
+// getJSON gets url (presenting token when it is not empty) and decodes
+// the answer into v.
+func getJSON(ctx context.Context, url, token string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -64,6 +64,11 @@ func TestMakeRunDemo(t *testing.T) {
 			t.Errorf("%s printed %q, want the VM's address", try[0], dig)
 		}
 		for _, line := range try {
+			if strings.HasPrefix(line, "curl -H") {
+				if zones := shell(t, line); !strings.Contains(zones, publicZone) {
+					t.Errorf("%s printed %s, want the zone %s", line, zones, publicZone)
+				}
+			}
 			if strings.HasSuffix(line, " status") {
 				if status := shell(t, line); !strings.Contains(status, publicZone) || !strings.Contains(status, internalZone) {
 					t.Errorf("%s printed:\n%s\nwant the zones %s and %s", line, status, publicZone, internalZone)

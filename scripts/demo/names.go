@@ -74,7 +74,7 @@ func config(o options, dir, cloudURL string, f fixture) string {
 // suggestions picks a running VM with a service whose owner has CNS
 // enabled, waits until cnsd publishes it, and returns commands that show
 // it off.
-func suggestions(ctx context.Context, o options, apiURL, cloudURL string, f fixture) ([]string, error) {
+func suggestions(ctx context.Context, o options, a apiAccess, cloudURL string, f fixture) ([]string, error) {
 	vm, err := example(f)
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func suggestions(ctx context.Context, o options, apiURL, cloudURL string, f fixt
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var v struct{ Names []string }
-		if getJSON(ctx, apiURL+"/vm/"+vm, &v) == nil {
+		if getJSON(ctx, a.url+"/vm/"+vm, a.token, &v) == nil {
 			names = v.Names
 		}
 		if slices.ContainsFunc(names, isPublicInst) {
@@ -96,7 +96,8 @@ func suggestions(ctx context.Context, o options, apiURL, cloudURL string, f fixt
 	}
 	inst := shortest(names, isPublicInst)
 	dig := fmt.Sprintf("dig @127.0.0.1 -p %d +short", o.dnsPort)
-	cnsadm := fmt.Sprintf("%s/cnsadm -api %s", o.bin, apiURL)
+	// cnsadm reads the API token from the file cnsd's configuration names.
+	cnsadm := fmt.Sprintf("%s/cnsadm -api %s -config %s", o.bin, a.url, a.config)
 	try := []string{dig + " " + inst}
 	if svc := shortest(names, isPublicSvc); svc != "" {
 		try = append(try, dig+" "+svc, dig+" SRV "+svc)
@@ -105,6 +106,7 @@ func suggestions(ctx context.Context, o options, apiURL, cloudURL string, f fixt
 		fmt.Sprintf("dig @127.0.0.1 -p %d AXFR %s", o.dnsPort, publicZone),
 		cnsadm+" status",
 		cnsadm+" vm "+vm,
+		fmt.Sprintf(`curl -H "Authorization: Bearer $(cat %s)" %s/zones`, a.tokenFile, a.url),
 		fmt.Sprintf("curl -X PUT -d '{\"state\":\"stopped\"}' %s/_mock/vms/%s/state   # then dig again", cloudURL, vm),
 	), nil
 }
