@@ -65,7 +65,7 @@ type env struct {
 	ldap     *ufdstest.Server
 	redis    *redistest.Server // nil with the embedded store or Sentinel
 	sentinel *redistest.SentinelSet
-	storeDir string            // the embedded store's directory
+	storeDir string // the embedded store's directory
 	bind     *secondarytest.Secondary
 	nodes    []*node
 	watch    *serialWatch
