@@ -91,6 +91,21 @@ func convert(f *file, order []string) *Config {
 			HeartbeatLimit: seconds(f.ComputeNodes.HeartbeatLimitSeconds),
 			BootGrace:      seconds(f.ComputeNodes.BootGraceSeconds),
 		},
+		LearnPeers: LearnPeersConfig{
+			Enabled:        f.LearnPeers.Enabled,
+			AfterTransfers: f.LearnPeers.AfterTransfers,
+			ForgetAfter:    seconds(f.LearnPeers.ForgetAfterSeconds),
+		},
+		RRL: RRLConfig{
+			Disabled:           f.RRL.Disabled,
+			ResponsesPerSecond: f.RRL.ResponsesPerSecond,
+			Window:             seconds(f.RRL.WindowSeconds),
+			Slip:               f.RRL.Slip,
+			IPv4PrefixLength:   f.RRL.IPv4PrefixLength,
+			IPv6PrefixLength:   f.RRL.IPv6PrefixLength,
+			TableSize:          f.RRL.TableSize,
+			Exempt:             prefixes(f.RRL.Exempt),
+		},
 		MassDeleteShare: f.MassDeleteShare,
 		TSIGKeys:        tsigKeys(f.TSIGKeys),
 	}

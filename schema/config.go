@@ -40,6 +40,8 @@ type Config struct {
 	Coalesce     CoalesceConfig
 	Journal      JournalConfig
 	ComputeNodes ComputeNodeConfig
+	LearnPeers   LearnPeersConfig
+	RRL          RRLConfig
 
 	// MassDeleteShare is the largest share of a zone's records one commit
 	// may delete, in (0, 1]. Default 0.25.
@@ -239,6 +241,44 @@ type JournalConfig struct {
 	MaxEntries int
 	// MaxBytes defaults to 16 MiB.
 	MaxBytes int64
+}
+
+// LearnPeersConfig says whether an address that may transfer a zone but
+// is no configured peer of it becomes a NOTIFY target of the zone.
+type LearnPeersConfig struct {
+	// Enabled defaults to false: only configured peers get NOTIFY.
+	Enabled bool
+	// AfterTransfers is how many transfers of successive serials, each
+	// within ForgetAfter of the one before, make the address a learnt
+	// peer. Default 3.
+	AfterTransfers int
+	// ForgetAfter is how long a learnt peer may go without transferring
+	// the zone before it is forgotten. Default 1 day.
+	ForgetAfter time.Duration
+}
+
+// RRLConfig is response rate limiting of queries over UDP: answers of one
+// kind to one client prefix beyond ResponsesPerSecond are dropped, every
+// Slip-th of them sent truncated instead.
+type RRLConfig struct {
+	// Disabled turns rate limiting off. Default false.
+	Disabled bool
+	// ResponsesPerSecond is the average rate allowed per bucket. Default
+	// 20.
+	ResponsesPerSecond int
+	// Window bounds a flooding bucket's debt: it stays limited for up to
+	// this long after the flood ends. Default 15 s.
+	Window time.Duration
+	// Slip: every Slip-th limited answer goes out truncated (TC), the
+	// others are dropped; 0 drops every one. Default 2.
+	Slip int
+	// IPv4PrefixLength and IPv6PrefixLength group clients into prefixes.
+	// Defaults 24 and 56.
+	IPv4PrefixLength, IPv6PrefixLength int
+	// TableSize bounds the buckets tracked. Default 65536.
+	TableSize int
+	// Exempt are clients never limited.
+	Exempt []netip.Prefix
 }
 
 // ComputeNodeConfig says when a compute node counts as down (DESIGN.md §4).

@@ -69,6 +69,9 @@ var badFiles = map[string]string{
 	"unknown_zone_key.bad.json":                     `config: forward_zones["a.example.com"]: unknown key "netwroks"`,
 	"upper_case_zone.bad.json":                      `config: forward_zones["Example.COM"]: zone name must be lower-case, got "Example.COM"`,
 	"wrong_type.bad.json":                           `config: use_alias: must be a boolean, got "yes"`,
+	"rrl_slip.bad.json":                             `config: rrl.slip: must be at most 10, got 11`,
+	"rrl_exempt.bad.json":                           `config: rrl.exempt[0]: must be an IP address or a CIDR prefix, got "192.0.2.0/33"`,
+	"learn_peers_zero.bad.json":                     `config: learn_peers.after_transfers: must be at least 1, got 0`,
 }
 
 func TestParseBad(t *testing.T) {
@@ -130,10 +133,13 @@ func TestParseMinimal(t *testing.T) {
 			TokenFile: "/var/db/cnsd/api.token", key: "api"},
 		TTL: TTLConfig{Record: 30 * time.Second, NS: time.Hour, SOARefresh: time.Hour,
 			SOARetry: 10 * time.Minute, SOAExpire: 7 * 24 * time.Hour, SOAMinimum: 30 * time.Second},
-		Hysteresis:      HysteresisConfig{Window: time.Minute, Divisor: 3, LastMemberDelay: 10 * time.Minute},
-		Coalesce:        CoalesceConfig{Window: 20 * time.Millisecond, MaxDelay: 200 * time.Millisecond},
-		Journal:         JournalConfig{MaxEntries: 100, MaxBytes: 16 << 20},
-		ComputeNodes:    ComputeNodeConfig{HeartbeatLimit: time.Hour, BootGrace: 120 * time.Second},
+		Hysteresis:   HysteresisConfig{Window: time.Minute, Divisor: 3, LastMemberDelay: 10 * time.Minute},
+		Coalesce:     CoalesceConfig{Window: 20 * time.Millisecond, MaxDelay: 200 * time.Millisecond},
+		Journal:      JournalConfig{MaxEntries: 100, MaxBytes: 16 << 20},
+		ComputeNodes: ComputeNodeConfig{HeartbeatLimit: time.Hour, BootGrace: 120 * time.Second},
+		LearnPeers:   LearnPeersConfig{AfterTransfers: 3, ForgetAfter: 24 * time.Hour},
+		RRL: RRLConfig{ResponsesPerSecond: 20, Window: 15 * time.Second, Slip: 2,
+			IPv4PrefixLength: 24, IPv6PrefixLength: 56, TableSize: 65536},
 		MassDeleteShare: 0.25,
 		TSIGKeys:        map[string]TSIGKey{},
 		VMAPI:           VMAPIConfig{Limit: 500},
@@ -177,6 +183,9 @@ func TestParseFull(t *testing.T) {
 		{"journal", c.Journal, JournalConfig{MaxEntries: 50, MaxBytes: 1 << 20}},
 		{"compute nodes", c.ComputeNodes, ComputeNodeConfig{HeartbeatLimit: 30 * time.Minute}},
 		{"mass delete", c.MassDeleteShare, 1.0},
+		{"learn peers", c.LearnPeers, LearnPeersConfig{Enabled: true, AfterTransfers: 2, ForgetAfter: time.Hour}},
+		{"rrl", c.RRL, RRLConfig{Disabled: true, ResponsesPerSecond: 50, Window: 5 * time.Second, Slip: 0,
+			IPv4PrefixLength: 32, IPv6PrefixLength: 64, TableSize: 4096, Exempt: prefixList("192.0.2.0/24", "2001:db8::53/128")}},
 		{"tsig keys", c.TSIGKeys, map[string]TSIGKey{
 			"xfr-key":   {Algorithm: "hmac-sha512", Secret: "c2VjcmV0IGtleSBmb3IgdHJhbnNmZXJz"},
 			"other.key": {Algorithm: "hmac-sha256", Secret: "AAEC"},

@@ -23,6 +23,8 @@ type file struct {
 	Coalesce        fileCoalesce        `json:"coalesce"`
 	Journal         fileJournal         `json:"journal"`
 	ComputeNodes    fileComputeNodes    `json:"compute_nodes"`
+	LearnPeers      fileLearnPeers      `json:"learn_peers"`
+	RRL             fileRRL             `json:"rrl"`
 	MassDeleteShare float64             `json:"mass_delete_share"`
 	TSIGKeys        map[string]fileTSIG `json:"tsig_keys"`
 
@@ -114,6 +116,23 @@ type fileCoalesce struct {
 type fileJournal struct {
 	MaxEntries int   `json:"max_entries"`
 	MaxBytes   int64 `json:"max_bytes"`
+}
+
+type fileLearnPeers struct {
+	Enabled            bool  `json:"enabled"`
+	AfterTransfers     int   `json:"after_transfers"`
+	ForgetAfterSeconds int64 `json:"forget_after_seconds"`
+}
+
+type fileRRL struct {
+	Disabled           bool     `json:"disabled"`
+	ResponsesPerSecond int      `json:"responses_per_second"`
+	WindowSeconds      int64    `json:"window_seconds"`
+	Slip               int      `json:"slip"`
+	IPv4PrefixLength   int      `json:"ipv4_prefix_length"`
+	IPv6PrefixLength   int      `json:"ipv6_prefix_length"`
+	TableSize          int      `json:"table_size"`
+	Exempt             []string `json:"exempt"`
 }
 
 type fileComputeNodes struct {

@@ -7,11 +7,12 @@ import (
 	"github.com/miekg/dns"
 )
 
-// mayTransfer decides whether the client of w may transfer zone z
-// (DESIGN.md §6): a request signed with the zone's TSIG key always may,
-// and when the zone requires TSIG nothing else does; otherwise loopback,
-// the zone's secondaries and the allow_transfer prefixes may. The error
-// says why not.
+// mayTransfer decides whether the client of w may transfer zone z: a
+// request signed with the zone's TSIG key always may, and when the zone
+// requires TSIG nothing else does; otherwise the zone's secondaries and
+// the allow_transfer prefixes may. Loopback is no exception: a shell
+// on the host is not a secondary, and the operator lists 127.0.0.1 where
+// one is meant to transfer. The error says why not.
 func (s *Server) mayTransfer(w dns.ResponseWriter, r *dns.Msg, st *settings, z servedZone) error {
 	access := z.conf.access
 	if t := r.IsTsig(); t != nil {
@@ -28,10 +29,7 @@ func (s *Server) mayTransfer(w dns.ResponseWriter, r *dns.Msg, st *settings, z s
 		return refusal("not signed, the zone requires TSIG key %s", access.TSIGKey)
 	}
 	addr := remoteAddr(w)
-	switch {
-	case addr.IsLoopback() && !s.opts.DenyLoopbackTransfer:
-		return nil
-	case inPrefixes(addr, access.AllowTransfer) || inPrefixes(addr, st.cfg.AllowTransfer):
+	if inPrefixes(addr, access.AllowTransfer) || inPrefixes(addr, st.cfg.AllowTransfer) {
 		return nil
 	}
 	for _, peers := range st.transferPeers(z) {

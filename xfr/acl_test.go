@@ -19,20 +19,24 @@ func TestTransferACL(t *testing.T) {
 		name   string
 		access string // example.test's further settings
 		global string // further top-level settings
-		deny   bool
 		zone   string
+		ixfr   bool
 		key    *tsigKey
 		want   int
 	}{
-		{name: "loopback", zone: "example.test.", want: dns.RcodeSuccess},
-		{name: "loopback denied", deny: true, zone: "example.test.", want: dns.RcodeRefused},
-		{name: "zone allow_transfer", access: `, "allow_transfer": ["127.0.0.0/8"]`, deny: true, zone: "example.test.", want: dns.RcodeSuccess},
-		{name: "global allow_transfer", global: `, "allow_transfer": ["127.0.0.1"]`, deny: true, zone: "example.test.", want: dns.RcodeSuccess},
-		{name: "other prefix", access: `, "allow_transfer": ["192.0.2.0/24"]`, deny: true, zone: "example.test.", want: dns.RcodeRefused},
-		{name: "secondary by address", access: `, "peers": ["127.0.0.1"]`, deny: true, zone: "example.test.", want: dns.RcodeSuccess},
-		{name: "zone key", access: `, "tsig_key": "xfr"`, deny: true, zone: "example.test.", key: good, want: dns.RcodeSuccess},
-		{name: "TSIG required, unsigned", zone: "signed.test.", want: dns.RcodeRefused},
-		{name: "TSIG required, signed", deny: true, zone: "signed.test.", key: good, want: dns.RcodeSuccess},
+		{name: "loopback, nothing allowed", zone: "example.test.", want: dns.RcodeRefused},
+		{name: "loopback IXFR, nothing allowed", zone: "example.test.", ixfr: true, want: dns.RcodeRefused},
+		{name: "loopback, another zone's secondary", global: `, "reverse_zones": {"peers": ["127.0.0.1"]}`, zone: "example.test.", want: dns.RcodeRefused},
+		{name: "zone allow_transfer", access: `, "allow_transfer": ["127.0.0.0/8"]`, zone: "example.test.", want: dns.RcodeSuccess},
+		{name: "zone allow_transfer, IXFR", access: `, "allow_transfer": ["127.0.0.0/8"]`, zone: "example.test.", ixfr: true, want: dns.RcodeSuccess},
+		{name: "global allow_transfer", global: `, "allow_transfer": ["127.0.0.1"]`, zone: "example.test.", want: dns.RcodeSuccess},
+		{name: "other prefix", access: `, "allow_transfer": ["192.0.2.0/24"]`, zone: "example.test.", want: dns.RcodeRefused},
+		{name: "secondary by address", access: `, "peers": ["127.0.0.1"]`, zone: "example.test.", want: dns.RcodeSuccess},
+		{name: "zone key", access: `, "tsig_key": "xfr"`, zone: "example.test.", key: good, want: dns.RcodeSuccess},
+		{name: "zone key, IXFR", access: `, "tsig_key": "xfr"`, zone: "example.test.", ixfr: true, key: good, want: dns.RcodeSuccess},
+		{name: "another key", access: `, "tsig_key": "xfr"`, zone: "example.test.", key: other, want: dns.RcodeRefused},
+		{name: "TSIG required, unsigned", global: `, "allow_transfer": ["127.0.0.1"]`, zone: "signed.test.", want: dns.RcodeRefused},
+		{name: "TSIG required, signed", zone: "signed.test.", key: good, want: dns.RcodeSuccess},
 		{name: "TSIG required, other key", zone: "signed.test.", key: other, want: dns.RcodeRefused},
 	}
 	for _, tc := range cases {
@@ -44,13 +48,18 @@ func TestTransferACL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			addr, _ := serve(t, cfg, testStore(t, zones), Options{DenyLoopbackTransfer: tc.deny})
-			got, rcode, _ := transfer(t, addr, tc.zone, false, 0, tc.key)
+			addr, _ := serve(t, cfg, testStore(t, zones), Options{})
+			// An IXFR from serial 1, which the journal does not cover,
+			// gets the whole zone like an AXFR.
+			got, rcode, _ := transfer(t, addr, tc.zone, tc.ixfr, 1, tc.key)
 			if rcode != tc.want {
 				t.Fatalf("rcode %s, want %s", dns.RcodeToString[rcode], dns.RcodeToString[tc.want])
 			}
 			if tc.want == dns.RcodeSuccess && len(got) != 4 {
 				t.Fatalf("%d records, want SOA, NS, A, SOA", len(got))
+			}
+			if tc.want != dns.RcodeSuccess && len(got) != 0 {
+				t.Fatalf("refused, yet %d records arrived", len(got))
 			}
 		})
 	}

@@ -139,18 +139,24 @@ func (t *tracker) observed(addr netip.Addr, zone string, serial uint32) {
 	}
 	st := t.s.settings()
 	now := t.s.opts.Clock()
+	z, ok := st.zone(t.s.src, zone)
+	if !ok {
+		return
+	}
+	peer := t.peerSet(st, z)[addr]
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.learnt[addr] == nil {
-		t.learnt[addr] = map[string]bool{}
+	if h := t.learnt[addr][zone]; peer {
+		t.recordLocked(st, addr, zone, serial, true, now)
+	} else if h == nil || !h.learnt(st, now) {
+		return // no secondary the tracker follows
 	}
-	t.learnt[addr][zone] = true
 	targets := t.portsFor(st, addr)
 	if len(targets) != 1 {
 		return
 	}
 	pz := t.peerZoneLocked(targets[0], zone)
-	pz.stale = false
+	pz.stale, pz.learnt = false, !peer
 	if pz.want == 0 {
 		if snap := t.s.src.Snapshot(zone); snap != nil {
 			pz.want, pz.wantSince = uint32(snap.Serial()), now

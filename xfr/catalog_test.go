@@ -103,7 +103,7 @@ func fmtList(l []string) string {
 // carries the NS record, and an AXFR lists each NS record once.
 func TestNSFollowConfig(t *testing.T) {
 	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
-	cfg := testConfig(t, "")
+	cfg := testConfig(t, loopbackTransfers)
 	c := NewCatalog(cfg, src, nil)
 	runCatalog(t, c)
 	addr, s := serve(t, cfg, src, Options{})
@@ -115,7 +115,7 @@ func TestNSFollowConfig(t *testing.T) {
 	}, func() string { return fmtList(catalogRRs(src, "example.test.")) })
 	before := uint32(src.Snapshot("example.test.").Serial())
 
-	next := testConfig(t, "")
+	next := testConfig(t, loopbackTransfers)
 	for i := range next.ForwardZones {
 		if next.ForwardZones[i].Name == "example.test" {
 			next.ForwardZones[i].Peers = []string{"ns2.example.test", "ns3.example.test"}
@@ -148,7 +148,7 @@ func TestNSFollowConfig(t *testing.T) {
 func TestReverseNSFollowConfig(t *testing.T) {
 	const rev = "2.0.192.in-addr.arpa."
 	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
-	cfg := testConfig(t, `, "reverse_zones": {"peers": ["ns2.example.test"]}`)
+	cfg := testConfig(t, loopbackTransfers+`, "reverse_zones": {"peers": ["ns2.example.test"]}`)
 	c := NewCatalog(cfg, src, nil)
 	runCatalog(t, c)
 	addr, s := serve(t, cfg, src, Options{})
@@ -161,7 +161,7 @@ func TestReverseNSFollowConfig(t *testing.T) {
 	}, func() string { return fmtList(catalogRRs(src, rev)) })
 	before := uint32(src.Snapshot(rev).Serial())
 
-	next := testConfig(t, `, "reverse_zones": {"peers": ["ns2.example.test", "ns3.example.test"]}`)
+	next := testConfig(t, loopbackTransfers+`, "reverse_zones": {"peers": ["ns2.example.test", "ns3.example.test"]}`)
 	s.SetConfig(next)
 	c.SetConfig(next)
 	eventually(t, "a new serial of the reverse zone", func() bool { return uint32(src.Snapshot(rev).Serial()) != before })

@@ -12,6 +12,10 @@ import (
 	"github.com/cnsd/cnsd/store"
 )
 
+// loopbackTransfers is the top-level setting that lets the tests, which
+// transfer from loopback, do so: loopback is not allowed by default.
+const loopbackTransfers = `, "allow_transfer": ["127.0.0.0/8"]`
+
 // testConfig is the configuration the package's tests start from; extra
 // is spliced in as further top-level keys.
 func testConfig(t testing.TB, extra string) *schema.Config {

@@ -35,7 +35,7 @@ func TestIXFR(t *testing.T) {
 	s0 := commitLines(t, src, zone, base)
 	s1 := commitLines(t, src, zone, append(slices.Clone(base), "f A 192.0.2.6"))
 	s2 := commitLines(t, src, zone, append(slices.Clone(base[1:]), "f A 192.0.2.6"))
-	addr, _ := serve(t, testConfig(t, ""), src, Options{})
+	addr, _ := serve(t, testConfig(t, loopbackTransfers), src, Options{})
 	soa := func(serial uint32) string { return fmt.Sprintf(exampleSOA, serial) }
 	full := func() []string {
 		out := []string{soa(s2), "example.test. 3600 IN NS ns.example.test.", "example.test. 3600 IN NS ns2.example.test."}
@@ -87,7 +87,7 @@ func TestIXFRLargerThanZone(t *testing.T) {
 	src := testStore(t, nil)
 	s0 := commitLines(t, src, zone, []string{"a A 192.0.2.1", "b A 192.0.2.2", "c A 192.0.2.3"})
 	commitLines(t, src, zone, []string{"x A 192.0.2.9"})
-	addr, _ := serve(t, testConfig(t, ""), src, Options{})
+	addr, _ := serve(t, testConfig(t, loopbackTransfers), src, Options{})
 	got, _, _ := transfer(t, addr, zone, true, s0, nil)
 	if len(got) != 5 || got[3].Header().Name != "x.example.test." {
 		t.Fatalf("got %q, want the zone of one record in AXFR form", rrStrings(got))

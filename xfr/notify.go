@@ -184,10 +184,12 @@ func (t *tracker) poll(ctx context.Context, addr netip.AddrPort, zone string) {
 	if err == nil {
 		t.observeLocked(addr, zone, pz, serial)
 	}
-	if !pz.reached() && now.Sub(pz.wantSince) > t.s.opts.StaleAfter {
+	if !pz.reached() && now.Sub(pz.wantSince) > t.s.opts.StaleAfter && !pz.stale {
 		pz.stale = true
-		t.s.log.Warn("secondary marked stale", "zone", zone, "peer", addr.String(),
-			"confirmed", pz.confirmed, "serial", pz.want, "behind_since", pz.wantSince)
+		if !pz.learnt { // nobody promised a learnt one would keep up
+			t.s.log.Warn("secondary marked stale", "zone", zone, "peer", addr.String(),
+				"confirmed", pz.confirmed, "serial", pz.want, "behind_since", pz.wantSince)
+		}
 	}
 	askVersion := err == nil && !p.asked
 	p.asked = p.asked || askVersion

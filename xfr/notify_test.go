@@ -318,28 +318,102 @@ func parse(t *testing.T, doc string) *schema.Config {
 	return cfg
 }
 
-// TestLearntSecondaries: an address that transferred a zone becomes a
-// NOTIFY target, on the port of a configured secondary at that address,
-// else 53; ForgetPeer drops it.
+// TestLearntSecondaries: a configured secondary that transfers is a
+// NOTIFY target on its configured port; another address the ACL lets
+// transfer is not — an operator's dig is no secondary — unless
+// learn_peers is on and it fetched after_transfers successive serials.
+// A learnt one never holds the journal, is forgotten after
+// forget_after_seconds without a transfer, and ForgetPeer drops it.
 func TestLearntSecondaries(t *testing.T) {
-	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
-	s := New(parse(t, notifyConfig(t, "192.0.2.53:5353", "")+"}"), src, Options{}, nil)
-	serial := uint32(src.Snapshot("example.test.").Serial())
-	s.peers.transferred(netip.MustParseAddr("192.0.2.53"), "example.test.", serial, "ixfr")
-	s.peers.transferred(netip.MustParseAddr("198.51.100.7"), "example.test.", serial, "axfr")
-	st := s.settings()
-	z, _ := st.zone(src, "example.test.")
-	got := s.peers.targets(st, z)
-	want := []netip.AddrPort{netip.MustParseAddrPort("192.0.2.53:5353"), netip.MustParseAddrPort("198.51.100.7:53")}
-	if !slices.Equal(got, want) {
-		t.Fatalf("targets %v, want %v", got, want)
+	peer, other := netip.MustParseAddr("192.0.2.53"), netip.MustParseAddr("198.51.100.7")
+	peerTarget, otherTarget := netip.MustParseAddrPort("192.0.2.53:5353"), netip.MustParseAddrPort("198.51.100.7:53")
+	type transfer struct {
+		addr   netip.Addr
+		serial uint32 // added to the zone's
+		after  time.Duration
 	}
-	pz, _, ok := peerZoneOf(s, want[1], "example.test.")
-	if !ok || pz.AXFR != 1 || pz.Want != serial {
-		t.Fatalf("learnt secondary %+v", pz)
+	cases := []struct {
+		name      string
+		learn     string // the learn_peers section
+		transfers []transfer
+		want      []netip.AddrPort
+		learnt    bool // the other address is a learnt target
+		quiet     bool // learnt, then forgotten at the next round
+	}{
+		{name: "configured secondary", transfers: []transfer{{addr: peer}}, want: []netip.AddrPort{peerTarget}},
+		{name: "one-off transfer", transfers: []transfer{{addr: other}}, want: []netip.AddrPort{peerTarget}},
+		{name: "repeated, learning off", transfers: []transfer{{addr: other}, {addr: other, serial: 1}, {addr: other, serial: 2}},
+			want: []netip.AddrPort{peerTarget}},
+		{name: "one-off, learning on", learn: `{"enabled": true}`, transfers: []transfer{{addr: other}},
+			want: []netip.AddrPort{peerTarget}},
+		{name: "same serial thrice", learn: `{"enabled": true}`, transfers: []transfer{{addr: other}, {addr: other}, {addr: other}},
+			want: []netip.AddrPort{peerTarget}},
+		{name: "three serials", learn: `{"enabled": true}`,
+			transfers: []transfer{{addr: other}, {addr: other, serial: 1}, {addr: other, serial: 2}},
+			want:      []netip.AddrPort{peerTarget, otherTarget}, learnt: true},
+		{name: "two serials enough", learn: `{"enabled": true, "after_transfers": 2}`,
+			transfers: []transfer{{addr: other}, {addr: other, serial: 1}},
+			want:      []netip.AddrPort{peerTarget, otherTarget}, learnt: true},
+		{name: "pause between transfers", learn: `{"enabled": true, "forget_after_seconds": 3600}`,
+			transfers: []transfer{{addr: other}, {addr: other, serial: 1}, {addr: other, serial: 2, after: time.Hour}},
+			want:      []netip.AddrPort{peerTarget}},
+		{name: "learnt, then quiet", learn: `{"enabled": true, "forget_after_seconds": 3600}`,
+			transfers: []transfer{{addr: other}, {addr: other, serial: 1}, {addr: other, serial: 2}, {after: time.Hour}},
+			want:      []netip.AddrPort{peerTarget}, quiet: true},
 	}
-	if !s.ForgetPeer("198.51.100.7") || len(s.peers.targets(st, z)) != 1 {
-		t.Fatal("ForgetPeer kept the learnt secondary")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			top := ""
+			if tc.learn != "" {
+				top = `, "learn_peers": ` + tc.learn
+			}
+			cfg := parse(t, notifyConfig(t, "192.0.2.53:5353", `, "allow_transfer": ["198.51.100.0/24"]`)+top+"}")
+			s := New(cfg, src, Options{Clock: func() time.Time { return now }}, nil)
+			serial := uint32(src.Snapshot("example.test.").Serial())
+			s.peers.round() // the configured secondary
+			for _, tr := range tc.transfers {
+				now = now.Add(tr.after)
+				if tr.addr.IsValid() {
+					s.peers.transferred(tr.addr, "example.test.", serial+tr.serial, "axfr")
+				}
+			}
+			// As the transfers left it (the quiet case aside), and after
+			// a round of NOTIFYs.
+			for _, when := range []string{"transfers", "round"} {
+				if when == "round" {
+					s.peers.round()
+				}
+				var got []netip.AddrPort
+				for _, p := range s.Peers() {
+					got = append(got, netip.MustParseAddrPort(p.Addr))
+					if learnt := p.Addr == otherTarget.String(); len(p.Zones) != 1 || p.Zones[0].Learnt != learnt {
+						t.Errorf("%s: %+v, want learnt %v", p.Addr, p.Zones, learnt)
+					}
+				}
+				if want := tc.want; when == "transfers" && tc.quiet {
+					want = []netip.AddrPort{peerTarget, otherTarget}
+				} else if !slices.Equal(got, want) {
+					t.Fatalf("after the %s: secondaries %v, want %v", when, got, want)
+				}
+			}
+			if tc.learnt {
+				s.peers.mu.Lock()
+				s.peers.peers[otherTarget].zones["example.test."].confirmed = serial
+				s.peers.mu.Unlock()
+				if oldest, ok := s.OldestConfirmed("example.test."); ok {
+					t.Errorf("a learnt secondary holds the journal at %d", oldest)
+				}
+				if !s.ForgetPeer(other.String()) {
+					t.Fatal("ForgetPeer knew nothing of the learnt secondary")
+				}
+				s.peers.round()
+				if len(s.Peers()) != 1 {
+					t.Fatalf("after ForgetPeer: %+v", s.Peers())
+				}
+			}
+		})
 	}
 }
 
@@ -469,12 +543,13 @@ func TestTransferFromSharedAddress(t *testing.T) {
 	cases := []struct {
 		name    string
 		peers   string
+		top     string // further top-level settings
 		targets []string
 		counted bool
 	}{
 		{name: "one secondary at the address", peers: `"192.0.2.53:5353"`,
 			targets: []string{"192.0.2.53:5353"}, counted: true},
-		{name: "no configured secondary there", peers: `"198.51.100.9"`,
+		{name: "a learnt secondary there", peers: `"198.51.100.9"`, top: `, "learn_peers": {"enabled": true, "after_transfers": 1}`,
 			targets: []string{"192.0.2.53:53"}, counted: true},
 		{name: "two secondaries at the address", peers: `"192.0.2.53:5353", "192.0.2.53:5354"`,
 			targets: []string{"192.0.2.53:5353", "192.0.2.53:5354"}},
@@ -483,7 +558,7 @@ func TestTransferFromSharedAddress(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
 			cfg := `{"my_name": "ns.example.test", "hostmaster": "hostmaster@example.test",
-			  "forward_zones": {"example.test": {"networks": ["*"], "peers": [` + tc.peers + `]}}}`
+			  "forward_zones": {"example.test": {"networks": ["*"], "peers": [` + tc.peers + `]}}` + tc.top + `}`
 			s := New(parse(t, cfg), src, Options{}, nil)
 			serial := uint32(src.Snapshot("example.test.").Serial())
 			s.peers.transferred(netip.MustParseAddr("192.0.2.53"), "example.test.", serial, "ixfr")

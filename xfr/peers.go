@@ -15,7 +15,8 @@ import (
 // tracker follows the secondaries: it sends them NOTIFY after each new
 // serial, polls their SOA until they serve it, and keeps what it learnt
 // for the API. Secondaries are the configured peers (host names resolved
-// periodically) and every address that has transferred a zone.
+// periodically) and, with learn_peers, addresses that transfer a zone
+// again and again (learn.go).
 type tracker struct {
 	s    *Server
 	kick chan struct{} // the configuration changed
@@ -24,8 +25,8 @@ type tracker struct {
 	serving []netip.Addr
 
 	mu       sync.Mutex
-	resolved map[string][]netip.Addr // lower-case host name → its addresses
-	learnt   map[netip.Addr]map[string]bool
+	resolved map[string][]netip.Addr                    // lower-case host name → its addresses
+	learnt   map[netip.Addr]map[string]*transferHistory // by address and zone
 	peers    map[netip.AddrPort]*peer
 	raising  map[string]bool // zones whose serial is being raised (ahead.go)
 	ctx      context.Context // the run's, for the workers it starts
@@ -52,6 +53,10 @@ type peerZone struct {
 	axfr, ixfr               uint64
 	notifySent, notifyFailed uint64
 	stale, running           bool
+	// learnt: the secondary is no configured peer of the zone but was
+	// learnt from its transfers. It never holds the journal and is
+	// never reported stale: nobody promised it would keep up.
+	learnt bool
 	// wake interrupts the worker's wait between polls when a newer
 	// serial is wanted, so that its NOTIFY goes out at once.
 	wake chan struct{}
@@ -61,7 +66,7 @@ type peerZone struct {
 
 func newTracker(s *Server) *tracker {
 	return &tracker{s: s, kick: make(chan struct{}, 1), resolved: map[string][]netip.Addr{},
-		learnt: map[netip.Addr]map[string]bool{}, peers: map[netip.AddrPort]*peer{}, raising: map[string]bool{}}
+		learnt: map[netip.Addr]map[string]*transferHistory{}, peers: map[netip.AddrPort]*peer{}, raising: map[string]bool{}}
 }
 
 func (t *tracker) configChanged() {
@@ -113,16 +118,18 @@ func (t *tracker) round() {
 			continue
 		}
 		serial := z.serial()
-		for _, target := range t.targets(st, z) {
+		all, learnt := t.targets(st, z, now)
+		for _, target := range all {
 			if targeted[target] == nil {
 				targeted[target] = map[string]bool{}
 			}
 			targeted[target][z.name] = true
-			t.want(target, z.name, serial, now, true)
+			t.want(target, z.name, serial, now, true, learnt[target])
 		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.expireLocked(st, now)
 	for addr, p := range t.peers {
 		for zone := range p.zones {
 			if !targeted[addr][zone] {
@@ -135,14 +142,16 @@ func (t *tracker) round() {
 	}
 }
 
-// want records that the secondary at addr should serve zone at serial.
+// want records that the secondary at addr should serve zone at serial;
+// learnt says it is no configured peer of the zone.
 // A serial older than the one wanted already is taken only when it is
 // the zone's current one: the store went back (Redis lost writes), and
 // the secondaries holding the later serial are now ahead of it.
-func (t *tracker) want(addr netip.AddrPort, zone string, serial uint32, now time.Time, current bool) {
+func (t *tracker) want(addr netip.AddrPort, zone string, serial uint32, now time.Time, current, learnt bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	pz := t.peerZoneLocked(addr, zone)
+	pz.learnt = learnt
 	if pz.want == 0 || store.Serial(pz.want).Less(store.Serial(serial)) || current && serial != pz.want {
 		// Behind since now, unless it was behind already.
 		if pz.want == 0 || pz.reached() {
@@ -190,19 +199,34 @@ func (t *tracker) peerZoneLocked(addr netip.AddrPort, zone string) *peerZone {
 	return pz
 }
 
-// targets are where NOTIFY about z goes: its configured secondaries and
-// the addresses that transferred it.
-func (t *tracker) targets(st *settings, z servedZone) []netip.AddrPort {
-	out := t.configured(z.conf.access)
+// targets are where NOTIFY about z goes at now: its configured
+// secondaries, those of other zones that transferred it (the catalog
+// zone), and the learnt ones, which are also in learnt.
+func (t *tracker) targets(st *settings, z servedZone, now time.Time) (all []netip.AddrPort, learnt map[netip.AddrPort]bool) {
+	configured := t.configured(z.conf.access)
+	peers := t.peerSet(st, z)
+	all = slices.Clone(configured)
+	learnt = map[netip.AddrPort]bool{}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for addr, zones := range t.learnt {
-		if zones[z.name] {
-			out = append(out, t.portsFor(st, addr)...)
+		h := zones[z.name]
+		switch {
+		case h == nil:
+		case h.peer && peers[addr]:
+			all = append(all, t.portsFor(st, addr)...)
+		case h.learnt(st, now):
+			for _, ap := range t.portsFor(st, addr) {
+				all = append(all, ap)
+				learnt[ap] = true
+			}
 		}
 	}
-	slices.SortFunc(out, netip.AddrPort.Compare)
-	return slices.Compact(out)
+	for _, ap := range configured {
+		delete(learnt, ap)
+	}
+	slices.SortFunc(all, netip.AddrPort.Compare)
+	return slices.Compact(all), learnt
 }
 
 // configured resolves access's peers to the addresses NOTIFY goes to.
@@ -252,7 +276,9 @@ func (t *tracker) portsFor(st *settings, addr netip.Addr) []netip.AddrPort {
 }
 
 // transferred records that addr transferred zone at serial; kind is
-// "axfr" or "ixfr". The address gets NOTIFY for the zone from now on.
+// "axfr" or "ixfr". A configured secondary gets NOTIFY for the zone from
+// now on, any other address only once learn_peers has learnt it: an
+// operator's one-off dig from an allowed address is no secondary.
 //
 // When one secondary listens at addr, the transfer is its own: it
 // counts for it, and it needs no NOTIFY of the serial it fetched. When
@@ -265,11 +291,16 @@ func (t *tracker) transferred(addr netip.Addr, zone string, serial uint32, kind 
 	}
 	st := t.s.settings()
 	now := t.s.opts.Clock()
-	t.mu.Lock()
-	if t.learnt[addr] == nil {
-		t.learnt[addr] = map[string]bool{}
+	z, ok := st.zone(t.s.src, zone)
+	if !ok {
+		return
 	}
-	t.learnt[addr][zone] = true
+	peer := t.peerSet(st, z)[addr]
+	t.mu.Lock()
+	if !t.recordLocked(st, addr, zone, serial, peer, now) {
+		t.mu.Unlock()
+		return
+	}
 	targets := t.portsFor(st, addr)
 	for _, target := range targets {
 		pz := t.peerZoneLocked(target, zone)
@@ -288,7 +319,7 @@ func (t *tracker) transferred(addr netip.Addr, zone string, serial uint32, kind 
 	}
 	t.mu.Unlock()
 	for _, target := range targets {
-		t.want(target, zone, serial, now, false)
+		t.want(target, zone, serial, now, false, !peer)
 	}
 }
 

@@ -31,8 +31,14 @@ type PeerZone struct {
 	// BehindSince is when it fell behind Want (zero when current).
 	BehindSince time.Time `json:"behind_since,omitzero"`
 	// Stale: behind for longer than the server waits; it no longer holds
-	// anything back and is not polled until it transfers again.
-	Stale        bool      `json:"stale"`
+	// anything back and is not polled until it transfers again. A learnt
+	// secondary is never reported stale.
+	Stale bool `json:"stale"`
+	// Learnt: no configured peer of the zone, a NOTIFY target because it
+	// transferred the zone repeatedly (learn_peers). It never holds the
+	// journal, and is forgotten after learn_peers.forget_after_seconds
+	// without a transfer.
+	Learnt       bool      `json:"learnt"`
 	LastNotify   time.Time `json:"last_notify,omitzero"`
 	AXFR         uint64    `json:"axfr"`
 	IXFR         uint64    `json:"ixfr"`
@@ -57,7 +63,7 @@ func (s *Server) Peers() []PeerStatus {
 		ps := PeerStatus{Addr: addr.String(), Names: names[addr.Addr()], Version: p.version}
 		for zone, pz := range p.zones {
 			pzs := PeerZone{Zone: zone, Serial: pz.confirmed, ConfirmedAt: pz.confirmedAt, Want: pz.want,
-				Stale: pz.stale, LastNotify: pz.lastNotify, AXFR: pz.axfr, IXFR: pz.ixfr,
+				Stale: pz.stale && !pz.learnt, Learnt: pz.learnt, LastNotify: pz.lastNotify, AXFR: pz.axfr, IXFR: pz.ixfr,
 				NotifySent: pz.notifySent, NotifyFailed: pz.notifyFailed,
 				Ahead: pz.ahead.open, AheadIncidents: pz.ahead.incidents}
 			if !pz.reached() {
@@ -146,16 +152,18 @@ func (s *Server) AllowedPeers() []string {
 	return out
 }
 
-// OldestConfirmed is the oldest serial of zone that a secondary which is
-// not stale was last seen serving: the journal must reach back to it for
-// that secondary to get IXFR. ok is false when no such secondary is known.
+// OldestConfirmed is the oldest serial of zone that a configured
+// secondary which is not stale was last seen serving: the journal must
+// reach back to it for that secondary to get IXFR. Learnt secondaries do
+// not count: they get IXFR while the journal's own bounds allow. ok is
+// false when no such secondary is known.
 func (s *Server) OldestConfirmed(zone string) (serial uint32, ok bool) {
 	t := s.peers
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, p := range t.peers {
 		pz := p.zones[zone]
-		if pz == nil || pz.stale || pz.confirmed == 0 {
+		if pz == nil || pz.stale || pz.learnt || pz.confirmed == 0 {
 			continue
 		}
 		if !ok || store.Serial(pz.confirmed).Less(store.Serial(serial)) {

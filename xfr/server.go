@@ -62,10 +62,6 @@ type Options struct {
 	// promise to transfer; a secondary that dropped one would otherwise
 	// stay behind until its SOA refresh timer runs out.
 	NotifyResend time.Duration
-	// DenyLoopbackTransfer takes loopback addresses out of the transfer
-	// ACL, which otherwise always lets them transfer: tests on loopback
-	// use it to see refusals.
-	DenyLoopbackTransfer bool
 	// ResolveInterval is how often secondaries' host names are resolved
 	// again (5 min).
 	ResolveInterval time.Duration

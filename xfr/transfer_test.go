@@ -89,7 +89,7 @@ func rrStrings(rrs []dns.RR) []string {
 
 func TestAXFR(t *testing.T) {
 	src := testStore(t, queryZones)
-	addr, _ := serve(t, testConfig(t, ""), src, Options{})
+	addr, _ := serve(t, testConfig(t, loopbackTransfers), src, Options{})
 	got, rcode, _ := transfer(t, addr, "example.test.", false, 0, nil)
 	if rcode != dns.RcodeSuccess {
 		t.Fatalf("rcode %s", dns.RcodeToString[rcode])
@@ -119,7 +119,7 @@ func TestAXFRIsOneSnapshot(t *testing.T) {
 	}
 	src := testStore(t, map[string][]string{"example.test.": lines})
 	before := src.Snapshot("example.test.")
-	addr, _ := serve(t, testConfig(t, ""), src, Options{})
+	addr, _ := serve(t, testConfig(t, loopbackTransfers), src, Options{})
 
 	m := new(dns.Msg)
 	m.SetAxfr("example.test.")
@@ -159,7 +159,7 @@ func TestAXFRIsOneSnapshot(t *testing.T) {
 }
 
 func TestAXFROverUDPAndOutsideZones(t *testing.T) {
-	addr, _ := serve(t, testConfig(t, ""), testStore(t, queryZones), Options{})
+	addr, _ := serve(t, testConfig(t, loopbackTransfers), testStore(t, queryZones), Options{})
 	cases := []struct {
 		name, qname, net string
 		want             int

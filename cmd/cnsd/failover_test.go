@@ -32,7 +32,7 @@ func TestWriterKilledOnRedis(t *testing.T) {
 	start := func() (dnsAddr string, cmd *exec.Cmd) {
 		dir := t.TempDir()
 		ports := freePorts(t, 2)
-		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
+		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test", "allow_transfer": ["127.0.0.1"],
   "forward_zones": {"cloud.example.test": {"networks": ["*"]}}, "store": {"redis": %q},
   "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d", "token": "cnsd-test-token"},
   "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},

@@ -66,7 +66,7 @@ func (p *cnsdProcess) writeConfig(t *testing.T, zones string) {
 	if p.storeExtra != "" {
 		extra = ", " + p.storeExtra
 	}
-	doc := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
+	doc := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test", "allow_transfer": ["127.0.0.1"],
 	  "forward_zones": {%s}, "store": {"redis": %q%s},
 	  "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d", "token": "cnsd-test-token"}}`, zones, p.url, extra, p.dnsPort, p.apiPort)
 	if err := os.WriteFile(p.config, []byte(doc), 0o644); err != nil {

@@ -87,7 +87,7 @@ func TestReloadDuringTransfer(t *testing.T) {
 	public := f.NetworkPools[0].UUID
 	// extra is more top-level members, each with a trailing comma.
 	write := func(zones string, extra ...string) {
-		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test", `+strings.Join(extra, "")+`
+		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test", "allow_transfer": ["127.0.0.1"], `+strings.Join(extra, "")+`
   "forward_zones": {%s}, "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d", "token": "cnsd-test-token"},
   "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},
   "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`, zones, filepath.Join(dir, "cnsd.db"), ports[0], ports[1],
@@ -206,7 +206,7 @@ func TestShutdownFinishesTransfer(t *testing.T) {
 	dir := t.TempDir()
 	ports := freePorts(t, 2)
 	cfgPath := filepath.Join(dir, "cnsd.json")
-	cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test",
+	cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test", "allow_transfer": ["127.0.0.1"],
   "forward_zones": {"all.example.test": {"networks": ["*"]}}, "store": {"path": %q},
   "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d", "token": "cnsd-test-token"},
   "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},

@@ -18,7 +18,12 @@ import (
 // self-removal, a held mass deletion — by making that state happen in the
 // simulated cloud, and checks the API and cnsadm agree on it.
 func TestOperatorStateOverCloud(t *testing.T) {
-	c := startOverCloud(t, `"cloud.example.test": {"networks": ["*"]}`)
+	zones := `"cloud.example.test": {"networks": ["*"]}`
+	c := startOverMockWith(t, mockcloud.New(cloudFixture(), nil), zones, func(c *overCloud) {
+		// One transfer is enough for a learnt peer, so that the test's
+		// address becomes one.
+		c.extra = `, "learn_peers": {"enabled": true, "after_transfers": 1}`
+	})
 	cnsadm := cnsadmFor(t, c)
 	// Five more VMs on the one compute node, so that the node going down
 	// removes well over the guard's share and minimum.
@@ -39,7 +44,7 @@ func TestOperatorStateOverCloud(t *testing.T) {
 		waitFor(t, name, func() bool { return answers(c.dns, name, fmt.Sprintf("192.0.2.2%d", i+2)) })
 	}
 
-	// A transfer makes the test's address a peer.
+	// A transfer makes the test's address a learnt peer.
 	if n := axfrCount(c.dns, "cloud.example.test."); n < 12 {
 		t.Fatalf("AXFR of cloud.example.test: %d records", n)
 	}

@@ -39,8 +39,9 @@ func freePorts(t *testing.T, n int) []int {
 }
 
 // TestMakeRunDemo is the smoke test of `make run`: the demo starts, the
-// dig command it prints first answers with an address, and the cnsadm
-// status command it prints lists the demo's zones.
+// dig command it prints first answers with an address, its dig AXFR
+// gets the zone, and the cnsadm status command it prints lists the
+// demo's zones.
 func TestMakeRunDemo(t *testing.T) {
 	if _, err := exec.LookPath("dig"); err != nil {
 		t.Fatal("dig not found: install bind9-dnsutils (scripts/testdeps.sh)")
@@ -67,6 +68,11 @@ func TestMakeRunDemo(t *testing.T) {
 			if strings.HasPrefix(line, "curl -H") {
 				if zones := shell(t, line); !strings.Contains(zones, publicZone) {
 					t.Errorf("%s printed %s, want the zone %s", line, zones, publicZone)
+				}
+			}
+			if strings.Contains(line, " AXFR ") {
+				if axfr := shell(t, line); !strings.Contains(axfr, "\tSOA\t") || strings.Contains(axfr, "Transfer failed") {
+					t.Errorf("%s printed:\n%s\nwant the zone", line, axfr)
 				}
 			}
 			if strings.HasSuffix(line, " status") {

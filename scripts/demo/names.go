@@ -42,7 +42,9 @@ const (
 )
 
 // config is cnsd's configuration for the demo: the public pool's networks
-// in one zone, everything else in a catch-all zone.
+// in one zone, everything else in a catch-all zone. Loopback may transfer
+// the zones, so that the printed dig AXFR works: cnsd lets nobody transfer
+// unless the configuration says so.
 func config(o options, dir, cloudURL string, f fixture) string {
 	public := []string{}
 	for _, p := range f.NetworkPools {
@@ -60,6 +62,7 @@ func config(o options, dir, cloudURL string, f fixture) string {
   "use_alias": true,
   "use_login": true,
   "forward_zones": %s,
+  "allow_transfer": ["127.0.0.1", "::1"],
   "store": {"path": %q},
   "dns": {"listen": ["127.0.0.1:%d"]},
   "api": {"listen": "127.0.0.1:%d"},

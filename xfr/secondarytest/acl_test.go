@@ -36,7 +36,7 @@ func aclStore(t *testing.T) *store.Store {
 	return st
 }
 
-// TestTransferACL: with loopback not allowed by default, a secondary
+// TestTransferACL: loopback is not allowed by default, so a secondary
 // transfers the zone it is a peer of but is refused the zone nobody may
 // transfer and the zone that requires TSIG; a secondary configured with
 // the key transfers that one.
@@ -49,8 +49,7 @@ func TestTransferACL(t *testing.T) {
 				Zones: []string{"open.cnsd.test", "closed.cnsd.test", "signed.cnsd.test"}})
 			signed := sec.start(t, secondarytest.Config{Primary: c.addr, Zones: []string{"signed.cnsd.test"}, TSIG: testKey})
 			cfg := parseConfig(t, aclConfig, peer(plain), testKey.Name, testKey.Name, testKey.Algorithm, testKey.Secret)
-			opts := xfr.Options{DenyLoopbackTransfer: true}
-			c.run(t, cfg, st, opts)
+			c.run(t, cfg, st, xfr.Options{})
 
 			plain.WaitSerial(t, "open.cnsd.test", uint32(st.Snapshot("open.cnsd.test.").Serial()), waitTimeout)
 			sameAnswers(t, c, plain, []string{"a.open.cnsd.test", "b.open.cnsd.test"}, "A")
@@ -73,8 +72,7 @@ func TestTransferACLClient(t *testing.T) {
 	st := aclStore(t)
 	c := listenCNSD(t)
 	cfg := parseConfig(t, aclConfig, "192.0.2.53", testKey.Name, testKey.Name, testKey.Algorithm, testKey.Secret)
-	opts := xfr.Options{DenyLoopbackTransfer: true}
-	c.run(t, cfg, st, opts)
+	c.run(t, cfg, st, xfr.Options{})
 	tests := []struct {
 		zone  string
 		qtype uint16
