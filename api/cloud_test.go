@@ -71,11 +71,12 @@ func (f *fakeCloud) ConfirmDeletion(cause string) error {
 // noDNS is a DNS server with no secondaries.
 type noDNS struct{}
 
-func (noDNS) Peers() []xfr.PeerStatus            { return nil }
-func (noDNS) ForgetPeer(string) bool             { return false }
-func (noDNS) AllowedPeers() []string             { return nil }
-func (noDNS) QueryCounts() map[string]uint64     { return nil }
-func (noDNS) TransferCounts() xfr.TransferCounts { return xfr.TransferCounts{} }
+func (noDNS) Peers() []xfr.PeerStatus              { return nil }
+func (noDNS) ForgetPeer(string) bool               { return false }
+func (noDNS) AllowedPeers() []string               { return nil }
+func (noDNS) QueryCounts() map[string]uint64       { return nil }
+func (noDNS) TransferCounts() xfr.TransferCounts   { return xfr.TransferCounts{} }
+func (noDNS) RateLimitCounts() xfr.RateLimitCounts { return xfr.RateLimitCounts{} }
 
 func cloudAPI(t *testing.T, withCloud bool) string {
 	t.Helper()

@@ -16,6 +16,7 @@ type collector struct {
 
 	serial, records, journal, journalBytes    *prometheus.Desc
 	queries, transfers, refused, msgs, xbytes *prometheus.Desc
+	rrlDropped, rrlSlipped                    *prometheus.Desc
 
 	peerSerial, peerLag, peerStale, notifySent, notifyFailed, peerXfr, peerAhead *prometheus.Desc
 
@@ -42,6 +43,8 @@ func newCollector(s *Server) *collector {
 		refused:        d("dns_transfers_refused_total", "Zone transfers refused by the ACL or TSIG."),
 		msgs:           d("dns_transfer_messages_total", "Messages of completed zone transfers."),
 		xbytes:         d("dns_transfer_bytes_total", "Octets of completed zone transfers."),
+		rrlDropped:     d("dns_rrl_dropped_total", "Answers over UDP that response rate limiting dropped."),
+		rrlSlipped:     d("dns_rrl_slipped_total", "Answers over UDP that response rate limiting sent empty and truncated (TC=1) instead, so that the client retries over TCP."),
 		peerSerial:     d("peer_confirmed_serial", "The serial the secondary was last seen serving.", peer...),
 		peerLag:        d("peer_behind_seconds", "How long the secondary has been behind the zone's serial (0 when current).", peer...),
 		peerStale:      d("peer_stale", "1 when the secondary has been behind for so long that it is no longer waited for.", peer...),
@@ -74,7 +77,7 @@ func newCollector(s *Server) *collector {
 func (c *collector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{
 		c.serial, c.records, c.journal, c.journalBytes,
-		c.queries, c.transfers, c.refused, c.msgs, c.xbytes,
+		c.queries, c.transfers, c.refused, c.msgs, c.xbytes, c.rrlDropped, c.rrlSlipped,
 		c.peerSerial, c.peerLag, c.peerStale, c.notifySent, c.notifyFailed, c.peerXfr, c.peerAhead,
 		c.pending, c.heldVMs, c.heldRecords,
 		c.feedConnected, c.feedVMs, c.feedUnresolved, c.feedQueued, c.feedLag, c.listings, c.commits, c.pendingSources,
@@ -178,6 +181,9 @@ func (c *collector) collectDNS(ch chan<- prometheus.Metric) {
 	counter(ch, c.refused, t.Refused)
 	counter(ch, c.msgs, t.Messages)
 	counter(ch, c.xbytes, t.Bytes)
+	rl := c.s.dns.RateLimitCounts()
+	counter(ch, c.rrlDropped, rl.Dropped)
+	counter(ch, c.rrlSlipped, rl.Slipped)
 }
 
 func (c *collector) collectPeers(ch chan<- prometheus.Metric) {

@@ -33,6 +33,7 @@ type DNS interface {
 	AllowedPeers() []string
 	QueryCounts() map[string]uint64
 	TransferCounts() xfr.TransferCounts
+	RateLimitCounts() xfr.RateLimitCounts
 }
 
 var _ DNS = (*xfr.Server)(nil)

@@ -368,6 +368,7 @@ func (t *tracker) resolve(ctx context.Context) {
 	t.mu.Lock()
 	t.resolved = next
 	t.mu.Unlock()
+	t.setSecondaries()
 }
 
 // allAccess lists the access settings of every zone, catalog included.

@@ -17,6 +17,9 @@ const maxChain = 8
 func (s *Server) serveQuery(w dns.ResponseWriter, r *dns.Msg, st *settings) {
 	m := s.answer(r, st)
 	s.countQuery(m.Rcode)
+	if s.rateLimited(w, r, m.Rcode) {
+		return
+	}
 	s.write(w, r, m)
 }
 

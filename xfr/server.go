@@ -112,6 +112,12 @@ type Server struct {
 	// clientLines limits the log lines outside clients (and secondaries
 	// that refuse NOTIFY) can cause.
 	clientLines *logLimiter
+	// limit is the response rate limiter (rrl.go), nil when disabled;
+	// secondaries the configured secondaries' addresses, which it
+	// exempts.
+	limit                  atomic.Pointer[limiter]
+	secondaries            atomic.Pointer[map[netip.Addr]bool]
+	rrlDropped, rrlSlipped atomic.Uint64
 }
 
 // Log lines caused by outside clients: at most one per client, zone and
@@ -131,6 +137,8 @@ func New(cfg *schema.Config, src Source, opts Options, log *slog.Logger) *Server
 		clientLines: newLogLimiter(clientLineInterval, clientLineKeys, opts.Clock)}
 	s.set.Store(newSettings(cfg))
 	s.peers = newTracker(s)
+	s.setLimiter(cfg.RRL)
+	s.peers.setSecondaries()
 	return s
 }
 
@@ -138,6 +146,8 @@ func New(cfg *schema.Config, src Source, opts Options, log *slog.Logger) *Server
 // starts from now on; transfers already running keep theirs.
 func (s *Server) SetConfig(cfg *schema.Config) {
 	s.set.Store(newSettings(cfg))
+	s.setLimiter(cfg.RRL)
+	s.peers.setSecondaries()
 	s.peers.configChanged()
 }
 
@@ -293,6 +303,9 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 
 // reply sends an empty answer with rcode, echoing the question and EDNS0.
 func (s *Server) reply(w dns.ResponseWriter, r *dns.Msg, rcode int) {
+	if s.rateLimited(w, r, rcode) {
+		return
+	}
 	m := new(dns.Msg)
 	m.SetRcode(r, rcode)
 	m.Authoritative = false

@@ -85,9 +85,11 @@ func TestReloadDuringTransfer(t *testing.T) {
 	ports := freePorts(t, 2)
 	cfgPath := filepath.Join(dir, "cnsd.json")
 	public := f.NetworkPools[0].UUID
-	// extra is more top-level members, each with a trailing comma.
+	// extra is more top-level members, each with a trailing comma. The
+	// test asks faster than rate limiting lets one client be answered.
 	write := func(zones string, extra ...string) {
-		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test", "allow_transfer": ["127.0.0.1"], `+strings.Join(extra, "")+`
+		cfg := fmt.Sprintf(`{"my_name": "ns1.example.test", "hostmaster": "hostmaster@example.test", "allow_transfer": ["127.0.0.1"],
+  "rrl": {"exempt": ["127.0.0.1"]}, `+strings.Join(extra, "")+`
   "forward_zones": {%s}, "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d", "token": "cnsd-test-token"},
   "vmapi_opts": {"url": %q}, "cnapi_opts": {"url": %q}, "napi_opts": {"url": %q},
   "ufds_opts": {"url": %q, "bindDN": %q, "bindPassword": %q}}`, zones, filepath.Join(dir, "cnsd.db"), ports[0], ports[1],
