@@ -35,9 +35,10 @@ func (f *fakeDNS) ForgetPeer(addr string) bool {
 	f.forgotten = append(f.forgotten, addr)
 	return addr == testPeer
 }
-func (f *fakeDNS) AllowedPeers() []string             { return []string{"192.0.2.0/24"} }
-func (f *fakeDNS) QueryCounts() map[string]uint64     { return nil }
-func (f *fakeDNS) TransferCounts() xfr.TransferCounts { return xfr.TransferCounts{} }
+func (f *fakeDNS) AllowedPeers() []string               { return []string{"192.0.2.0/24"} }
+func (f *fakeDNS) QueryCounts() map[string]uint64       { return nil }
+func (f *fakeDNS) TransferCounts() xfr.TransferCounts   { return xfr.TransferCounts{} }
+func (f *fakeDNS) RateLimitCounts() xfr.RateLimitCounts { return xfr.RateLimitCounts{} }
 
 // fakeCloud is a writer's pipeline with one VM held back by the damping
 // and one held re-list.
