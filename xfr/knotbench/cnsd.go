@@ -30,11 +30,16 @@ const childEnv = "CNSD_KNOTBENCH_CNSD_RECORDS"
 const ProfileEnv = "CNSD_KNOTBENCH_CPUPROFILE"
 
 // childConfig is the cnsd configuration of the child: one forward zone,
-// no secondaries (so no NOTIFY traffic during the measurements).
+// no secondaries (so no NOTIFY traffic during the measurements), the
+// benchmark's loopback client allowed to transfer, and no response rate
+// limiting: the load comes from one client, and Knot runs without its
+// own (xfr's BenchmarkQuery and BenchmarkRateLimit measure its cost).
 const childConfig = `{
   "my_name": "ns1.bench.test",
   "hostmaster": "hostmaster@bench.test",
   "forward_zones": {"cns.bench.test": {"networks": ["*"]}},
+  "allow_transfer": ["127.0.0.1"],
+  "rrl": {"disabled": true},
   "ttl": {"record": 30, "ns": 3600, "soa_minimum": 60}
 }`
 
