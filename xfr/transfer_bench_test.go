@@ -53,7 +53,7 @@ func BenchmarkAXFR(b *testing.B) {
 			} else {
 				src = benchZone(b, size)
 			}
-			addr, s := serve(b, testConfig(b, ""), src, Options{})
+			addr, s := serve(b, testConfig(b, loopbackTransfers), src, Options{})
 			before := s.TransferCounts()
 			var recs int
 			for b.Loop() {
@@ -80,7 +80,7 @@ func BenchmarkIXFR100Changes(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	addr, s := serve(b, testConfig(b, ""), src, Options{})
+	addr, s := serve(b, testConfig(b, loopbackTransfers), src, Options{})
 	before := s.TransferCounts()
 	var recs int
 	for b.Loop() {
@@ -125,7 +125,7 @@ func axfrOnce(b *testing.B, addr string) (recs int) {
 // connection.
 func BenchmarkAXFRServerSide(b *testing.B) {
 	src := benchZone(b, 100_000)
-	s := New(testConfig(b, ""), src, Options{}, nil)
+	s := New(testConfig(b, loopbackTransfers), src, Options{}, nil)
 	st := s.settings()
 	r := new(dns.Msg).SetAxfr("example.test.")
 	b.ReportAllocs()
