@@ -27,6 +27,7 @@ deps=(
 	sqlite3:sqlite3
 	slapd:slapd
 	ldapsearch:ldap-utils
+	systemd-analyze:systemd
 )
 
 # package:service pairs for the packages whose install would start a daemon.
