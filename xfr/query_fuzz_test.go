@@ -37,6 +37,22 @@ func FuzzServeDNS(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	// NOTIFY, UPDATE and a TSIG-signed request (its MAC empty: the
+	// fuzzer varies it) reach other paths than a query.
+	notify := new(dns.Msg)
+	notify.SetNotify("example.test.")
+	update := new(dns.Msg)
+	update.SetUpdate("example.test.")
+	signed := new(dns.Msg)
+	signed.SetAxfr("example.test.")
+	signed.SetTsig("xfr-key.", dns.HmacSHA256, 300, 1700000000)
+	for _, m := range []*dns.Msg{notify, update, signed} {
+		b, err := m.Pack()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	s := New(testConfig(f, ""), testStore(f, zones), Options{}, nil)
 	f.Fuzz(func(t *testing.T, packet []byte) {
 		r := new(dns.Msg)
