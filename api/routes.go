@@ -118,7 +118,7 @@ func peerOf(p xfr.PeerStatus) Peer {
 		}
 		out.Zones = append(out.Zones, PeerZone{Zone: name, Serial: z.Serial, ConfirmedAt: stamp(z.ConfirmedAt),
 			Want: z.Want, BehindSince: stamp(z.BehindSince), Stale: z.Stale, LastNotify: stamp(z.LastNotify),
-			AXFR: z.AXFR, IXFR: z.IXFR, NotifySent: z.NotifySent, NotifyFailed: z.NotifyFailed, Ahead: z.Ahead})
+			AXFR: z.AXFR, IXFR: z.IXFR, NotifySent: z.NotifySent, NotifyFailed: z.NotifyFailed, Ahead: z.Ahead, Learnt: z.Learnt})
 	}
 	return out
 }

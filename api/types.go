@@ -45,6 +45,9 @@ type PeerZone struct {
 	// Ahead: the secondary serves a serial ahead of the zone's
 	// (docs/operator-guide.md, Serials).
 	Ahead bool `json:"ahead"`
+	// Learnt: not a configured peer; NOTIFY goes to it because it
+	// transfers the zone repeatedly (learn_peers), until it is quiet.
+	Learnt bool `json:"learnt"`
 }
 
 // AllowedPeer is one entry of GET /allowed-peers: an address and the

@@ -29,7 +29,10 @@ type fakeDNS struct{ forgotten []string }
 
 func (f *fakeDNS) Peers() []xfr.PeerStatus {
 	return []xfr.PeerStatus{{Addr: testPeer + ":53", Version: "BIND 9.18", Zones: []xfr.PeerZone{
-		{Zone: testZone + ".", Serial: 10, Want: 11, BehindSince: mustTime(testClock).Add(-90 * time.Second)}}}}
+		{Zone: testZone + ".", Serial: 10, Want: 11, BehindSince: mustTime(testClock).Add(-90 * time.Second)}}},
+		{Addr: "192.0.2.54:53", Version: "Knot DNS 3.2", Zones: []xfr.PeerZone{
+			{Zone: "one.test.", Serial: 12, Want: 11, Ahead: true},
+			{Zone: "two.test.", Serial: 11, Want: 11, Learnt: true}}}}
 }
 func (f *fakeDNS) ForgetPeer(addr string) bool {
 	f.forgotten = append(f.forgotten, addr)
@@ -122,6 +125,7 @@ func TestAPICommands(t *testing.T) {
 			`"name": "web1.inst.alice.example.test"`, `"type": "A"`, `"value": "192.0.2.1"`, `"ttl": 30`}},
 		{"vm unknown", []string{"vm", "00000009-0000-4000-8000-000000000009"}, "404 ResourceNotFound", nil},
 		{"peers", []string{"peers"}, "", []string{testPeer, "example.test", "10", "11"}},
+		{"peers ahead and learnt", []string{"peers"}, "", []string{"one.test", "  ahead", "two.test", "current (learnt)"}},
 		{"peers show unknown", []string{"peers", "show", "192.0.2.99"}, "404", nil},
 		{"peers forget", []string{"peers", "forget", testPeer}, "", []string{"forgot " + testPeer}},
 		{"peers bad subcommand", []string{"peers", "frob"}, `unknown subcommand "frob"`, nil},

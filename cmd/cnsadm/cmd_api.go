@@ -70,7 +70,10 @@ func peerTable(e *env, peers []client.Peer) error {
 		sort.Slice(zs, func(i, j int) bool { return zs[i].Zone < zs[j].Zone })
 		for _, z := range zs {
 			lag := "current"
-			if z.Serial != z.Want {
+			switch {
+			case z.Ahead:
+				lag = "ahead"
+			case z.Serial != z.Want:
 				lag = "behind"
 				if z.BehindSince != "" {
 					if t, err := time.Parse(time.RFC3339, z.BehindSince); err == nil {
@@ -80,6 +83,9 @@ func peerTable(e *env, peers []client.Peer) error {
 			}
 			if z.Stale {
 				lag = "stale"
+			}
+			if z.Learnt {
+				lag += " (learnt)"
 			}
 			rows = append(rows, []string{p.Address, orDash(p.Version), strings.TrimSuffix(z.Zone, "."),
 				strconv.FormatUint(uint64(z.Serial), 10), strconv.FormatUint(uint64(z.Want), 10), lag})
