@@ -43,7 +43,7 @@ help:
 	@echo 'make fuzz         every fuzz target for FUZZTIME (default 60s)'
 	@echo 'make bench-smoke  every benchmark once (-benchtime=1x -short)'
 	@echo 'make bench        full benchmarks with -benchmem'
-	@echo 'make faults       the fault-injection suite in its long form (docs/faults.md), about 6 minutes'
+	@echo 'make faults       the fault-injection suite in its long form (docs/faults.md), about 9 minutes'
 	@echo 'make cross        GOOS=illumos GOARCH=amd64 go build ./...'
 	@echo 'make clean        remove built binaries and test artefacts (distclean: also bin/tools)'
 
