@@ -19,7 +19,9 @@ import (
 func TestRedisCommitHeldUntilReplicaAcknowledges(t *testing.T) {
 	ctx := context.Background()
 	nodes := redistest.StartReplicated(t, 1)
-	r := openRedisAt(t, nodes[0].URL(), RedisOptions{ReplicaTimeout: 200 * time.Millisecond})
+	// Long enough for a loaded machine to ack a healthy replica's write;
+	// each stalled commit below waits this long.
+	r := openRedisAt(t, nodes[0].URL(), RedisOptions{ReplicaTimeout: 2 * time.Second})
 	epoch, err := r.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +89,9 @@ func TestRedisCommitHeldUntilReplicaAcknowledges(t *testing.T) {
 func TestRedisNoWaitWithoutReplicas(t *testing.T) {
 	ctx := context.Background()
 	nodes := redistest.StartReplicated(t, 1)
-	r := openRedisAt(t, nodes[0].URL(), RedisOptions{ReplicaTimeout: 200 * time.Millisecond})
+	// Long enough for a loaded machine to ack a healthy replica's write;
+	// each stalled commit below waits this long.
+	r := openRedisAt(t, nodes[0].URL(), RedisOptions{ReplicaTimeout: 2 * time.Second})
 	epoch, err := r.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
