@@ -12,21 +12,29 @@ import (
 	"github.com/cnsd/cnsd/zonegen"
 )
 
+// replicatedStore is a writing Store on a master with one replica;
+// nodes[1] is the replica.
+func replicatedStore(t *testing.T) ([]*redistest.Server, *Redis, *Store) {
+	t.Helper()
+	nodes := redistest.StartReplicated(t, 1)
+	// Long enough for a loaded machine to ack a healthy replica's write;
+	// each stalled commit waits this long.
+	r := openRedisAt(t, nodes[0].URL(), RedisOptions{ReplicaTimeout: 2 * time.Second})
+	epoch, err := r.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := open(t, r, Options{Epoch: epoch})
+	return nodes, r, s
+}
+
 // TestRedisCommitHeldUntilReplicaAcknowledges: with the master's only
 // replica stalled, a commit is written but neither published nor
 // signalled to watchers (no NOTIFY), however often it is retried; once
 // the replica is back the retry publishes it, and the replica has it.
 func TestRedisCommitHeldUntilReplicaAcknowledges(t *testing.T) {
 	ctx := context.Background()
-	nodes := redistest.StartReplicated(t, 1)
-	// Long enough for a loaded machine to ack a healthy replica's write;
-	// each stalled commit below waits this long.
-	r := openRedisAt(t, nodes[0].URL(), RedisOptions{ReplicaTimeout: 2 * time.Second})
-	epoch, err := r.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := open(t, r, Options{Epoch: epoch})
+	nodes, r, s := replicatedStore(t)
 	zone := "held.example."
 	vm := func(ip string) zonegen.Contribution {
 		return contrib("vm1", map[string][]Record{zone: {redisA(zone, "web", ip, "vm1")}})
@@ -88,15 +96,7 @@ func TestRedisCommitHeldUntilReplicaAcknowledges(t *testing.T) {
 // after the first commit no replica acknowledged.
 func TestRedisNoWaitWithoutReplicas(t *testing.T) {
 	ctx := context.Background()
-	nodes := redistest.StartReplicated(t, 1)
-	// Long enough for a loaded machine to ack a healthy replica's write;
-	// each stalled commit below waits this long.
-	r := openRedisAt(t, nodes[0].URL(), RedisOptions{ReplicaTimeout: 2 * time.Second})
-	epoch, err := r.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, _ := open(t, r, Options{Epoch: epoch})
+	nodes, r, s := replicatedStore(t)
 	zone := "alone.example."
 	vm := func(ip string) zonegen.Contribution {
 		return contrib("vm1", map[string][]Record{zone: {redisA(zone, "web", ip, "vm1")}})
