@@ -134,16 +134,11 @@ func (t *tracker) raise(ctx context.Context, addr netip.AddrPort, zone string, a
 // when one secondary listens at addr (see transferred), and makes its
 // worker poll it to confirm.
 func (t *tracker) observed(addr netip.Addr, zone string, serial uint32) {
-	if !addr.IsValid() {
-		return
-	}
-	st := t.s.settings()
-	now := t.s.opts.Clock()
-	z, ok := st.zone(t.s.src, zone)
+	st, peer, ok := t.requester(addr, zone)
 	if !ok {
 		return
 	}
-	peer := t.peerSet(st, z)[addr]
+	now := t.s.opts.Clock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if h := t.learnt[addr][zone]; peer {

@@ -275,6 +275,21 @@ func (t *tracker) portsFor(st *settings, addr netip.Addr) []netip.AddrPort {
 	return slices.Compact(out)
 }
 
+// requester returns the settings and whether addr is a configured peer of
+// zone, for a request from addr about zone; ok is false when addr is not
+// an address or zone is not served.
+func (t *tracker) requester(addr netip.Addr, zone string) (st *settings, peer, ok bool) {
+	if !addr.IsValid() {
+		return nil, false, false
+	}
+	st = t.s.settings()
+	z, ok := st.zone(t.s.src, zone)
+	if !ok {
+		return nil, false, false
+	}
+	return st, t.peerSet(st, z)[addr], true
+}
+
 // transferred records that addr transferred zone at serial; kind is
 // "axfr" or "ixfr". A configured secondary gets NOTIFY for the zone from
 // now on, any other address only once learn_peers has learnt it: an
@@ -286,16 +301,11 @@ func (t *tracker) portsFor(st *settings, addr netip.Addr) []netip.AddrPort {
 // counts in the server's totals only, and every one of them is still
 // sent NOTIFY, so that none is left behind by another's transfer.
 func (t *tracker) transferred(addr netip.Addr, zone string, serial uint32, kind string) {
-	if !addr.IsValid() {
-		return
-	}
-	st := t.s.settings()
-	now := t.s.opts.Clock()
-	z, ok := st.zone(t.s.src, zone)
+	st, peer, ok := t.requester(addr, zone)
 	if !ok {
 		return
 	}
-	peer := t.peerSet(st, z)[addr]
+	now := t.s.opts.Clock()
 	t.mu.Lock()
 	if !t.recordLocked(st, addr, zone, serial, peer, now) {
 		t.mu.Unlock()
