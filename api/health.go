@@ -26,6 +26,9 @@ type StoreStatus struct {
 	// WritesRefused: the writer holds the lease but refuses to write
 	// because Redis does not persist with an append-only file.
 	WritesRefused bool
+	// ZonesRestored counts the zones this process, as the writer, found
+	// the store had lost commits of and wrote back from what it serves.
+	ZonesRestored int64
 	// Redis is the persistence of a Redis store when it has been
 	// checked; nil otherwise.
 	Redis *RedisPersistence

@@ -24,7 +24,7 @@ type collector struct {
 
 	feedConnected, feedVMs, feedUnresolved, feedQueued, feedLag, listings, commits, pendingSources *prometheus.Desc
 
-	storeUp, storeWriter, writesRefused, redisAOF, redisReplicas, commitsHeld *prometheus.Desc
+	storeUp, storeWriter, writesRefused, redisAOF, redisReplicas, commitsHeld, zonesRestored *prometheus.Desc
 }
 
 func newCollector(s *Server) *collector {
@@ -69,6 +69,7 @@ func newCollector(s *Server) *collector {
 		redisAOF:       d("redis_aof", "1 when Redis has appendonly yes, 0 when no, -1 when it refuses CONFIG GET; labelled with appendfsync.", "appendfsync"),
 		redisReplicas:  d("redis_replicas", "Replicas connected to the Redis master at the last check; with any, each commit waits for one to acknowledge it."),
 		commitsHeld:    d("redis_commits_held_total", "Commits written to Redis that no replica acknowledged in time, held back (not published, no NOTIFY) and retried."),
+		zonesRestored:  d("store_zones_restored_total", "Zones the writer found the store had lost commits of (a failover or crash) and wrote back from what it serves, at a higher serial."),
 	}
 }
 
@@ -81,7 +82,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.peerSerial, c.peerLag, c.peerStale, c.notifySent, c.notifyFailed, c.peerXfr, c.peerAhead,
 		c.pending, c.heldVMs, c.heldRecords,
 		c.feedConnected, c.feedVMs, c.feedUnresolved, c.feedQueued, c.feedLag, c.listings, c.commits, c.pendingSources,
-		c.storeUp, c.storeWriter, c.writesRefused, c.redisAOF, c.redisReplicas, c.commitsHeld,
+		c.storeUp, c.storeWriter, c.writesRefused, c.redisAOF, c.redisReplicas, c.commitsHeld, c.zonesRestored,
 	}
 }
 
@@ -111,6 +112,7 @@ func (c *collector) collectStore(ch chan<- prometheus.Metric) {
 	gauge(ch, c.storeUp, boolValue(st.Up))
 	gauge(ch, c.storeWriter, boolValue(st.Writer))
 	gauge(ch, c.writesRefused, boolValue(st.WritesRefused))
+	ch <- prometheus.MustNewConstMetric(c.zonesRestored, prometheus.CounterValue, float64(st.ZonesRestored))
 	if st.Redis != nil {
 		gauge(ch, c.redisAOF, float64(st.Redis.AOF), st.Redis.AppendFsync)
 		gauge(ch, c.redisReplicas, float64(st.Redis.Replicas))

@@ -86,6 +86,11 @@ func boltApplyZone(tx *bolt.Tx, epoch uint64, c *ZoneChange) error {
 		}
 		return boltKeepFloor(tx, c.Zone, c.Prev)
 	}
+	if c.Replace && zb != nil {
+		if err := tx.DeleteBucket(name); err != nil {
+			return fmt.Errorf("store: replace zone %s: %w", c.Zone, err)
+		}
+	}
 	if err := boltWriteZone(tx, name, epoch, c); err != nil {
 		return fmt.Errorf("store: apply zone %s: %w", c.Zone, err)
 	}

@@ -97,6 +97,9 @@ func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) ([]Dif
 	if err != nil {
 		return nil, err
 	}
+	if err := s.restoreLostLocked(ctx); err != nil {
+		return nil, fmt.Errorf("commit: %w", err)
+	}
 	plans := s.planLocked(*s.zones.Load(), batch)
 	now := s.opts.Clock()
 	changes := make([]ZoneChange, len(plans))
@@ -151,6 +154,11 @@ func (s *Store) afterFailedApplyLocked(ctx context.Context, err error) error {
 // reloadLocked replaces the Store's zones and per-VM state with what the
 // backend holds, publishing every zone that differs in one swap. Until it
 // succeeds, the Store is stale and every Commit starts with it.
+//
+// A zone the backend holds behind what was published is not taken: it
+// keeps its snapshot and per-VM state and is marked lost, to be written
+// back (restore.go); so is one the backend holds although it was
+// dropped, at or below its final serial.
 func (s *Store) reloadLocked(ctx context.Context) error {
 	s.stale = true
 	data, err := s.b.Load(ctx, func(key string, err error) {
@@ -164,21 +172,51 @@ func (s *Store) reloadLocked(ctx context.Context) error {
 	}
 	s.stale = false
 	cur := *s.zones.Load()
+	oldVMs := s.vms
 	s.vms, s.vmZones = map[string]map[string][]Record{}, map[string][]string{}
 	set := map[string]*Snapshot{}
 	for name, zd := range data {
+		old := cur[name]
+		if old != nil && behind(zd.Serial, old.serial) {
+			s.lost[name] = lostZone{stored: zd.Serial, vms: oldVMs[name]}
+			continue
+		}
+		if old == nil && s.droppedAtOrAbove(name, zd.Serial) {
+			s.lost[name] = lostZone{stored: zd.Serial}
+			continue
+		}
+		delete(s.lost, name)
 		snap := s.loadZoneLocked(name, zd)
 		// A zone's content changes only with its serial: one still at
 		// the serial it had keeps its snapshot, and readers see nothing.
-		if old := cur[name]; old == nil || old.serial != snap.serial {
+		if old == nil || old.serial != snap.serial {
 			set[name] = snap
 		}
 	}
 	for name, snap := range cur {
-		if data[name] == nil {
+		switch {
+		case data[name] != nil:
+		case snap.Len() > 0 || s.kept[name]:
+			s.lost[name] = lostZone{vms: oldVMs[name]}
+		default:
+			// Published empty and gone: its drop was written.
+			delete(s.lost, name)
 			s.keepFloorLocked(name, snap.serial)
 			set[name] = nil
 		}
+	}
+	for name, l := range s.lost {
+		if cur[name] == nil {
+			continue
+		}
+		s.vms[name] = l.vms
+		for vm := range l.vms {
+			s.vmZones[vm] = insertSorted(s.vmZones[vm], name)
+		}
+	}
+	if len(s.lost) > 0 {
+		s.log.Error("the backend lost commits (a failover or crash): keeping the published zones and writing them back",
+			"zones", s.describeLost())
 	}
 	if len(set) > 0 {
 		s.publishLocked(set)

@@ -75,12 +75,31 @@ func (s *Store) catchUp(ctx context.Context, f Follower) error {
 			set[zone] = next
 		}
 	}
+	var floors map[string]Serial
 	for zone, snap := range cur {
-		if !listed[zone] {
-			s.forgetZoneLocked(zone)
-			s.dropped[zone] = snap.serial
-			set[zone] = nil
+		if listed[zone] {
+			continue
 		}
+		if snap.Len() > 0 {
+			// A zone is published empty before it is dropped; one that
+			// vanishes with records was dropped only if its floor is at
+			// or past the served serial (a missed empty serial).
+			// Otherwise the backend lost it and the writer writes it
+			// back (restore.go): keep serving it meanwhile.
+			if floors == nil {
+				if floors, err = s.b.Floors(ctx); err != nil {
+					errs = append(errs, fmt.Errorf("follow: zone %s is gone: read the serial floors: %w", zone, err))
+					continue
+				}
+			}
+			if f, ok := floors[zone]; !ok || f.Less(snap.serial) {
+				errs = append(errs, fmt.Errorf("follow: zone %s at serial %d is gone from the backend without a drop: %w", zone, snap.serial, errBackendBehind))
+				continue
+			}
+		}
+		s.forgetZoneLocked(zone)
+		s.dropped[zone] = snap.serial
+		set[zone] = nil
 	}
 	if len(set) > 0 {
 		s.publishLocked(set)
@@ -99,9 +118,16 @@ func (s *Store) followZoneLocked(ctx context.Context, f Follower, zone string, s
 	switch {
 	case err != nil:
 		return snap, fmt.Errorf("follow zone %s since %d: %w", zone, since, err)
+	case zd != nil && snap != nil && behind(zd.Serial, snap.serial):
+		return snap, fmt.Errorf("follow zone %s: the backend holds serial %d, behind the served %d: %w", zone, zd.Serial, snap.serial, errBackendBehind)
+	case zd != nil && snap == nil && s.droppedAtOrAbove(zone, zd.Serial):
+		return nil, fmt.Errorf("follow zone %s: the backend holds serial %d of a zone dropped at %d: %w", zone, zd.Serial, s.dropped[zone], errBackendBehind)
 	case zd != nil:
 		s.forgetZoneLocked(zone)
 		return s.loadZoneLocked(zone, zd), nil
+	}
+	if n := len(diffs); snap == nil && n > 0 && s.droppedAtOrAbove(zone, diffs[n-1].To) {
+		return nil, fmt.Errorf("follow zone %s: the backend holds serial %d of a zone dropped at %d: %w", zone, diffs[n-1].To, s.dropped[zone], errBackendBehind)
 	}
 	// No diffs and no data: the zone is at since, or it was dropped
 	// after f listed it (then the next change removes it).
@@ -120,6 +146,17 @@ func (s *Store) followZoneLocked(ctx context.Context, f Follower, zone string, s
 		since = snap.serial
 	}
 	return snap, nil
+}
+
+// errBackendBehind: the backend holds a zone behind what this Store
+// serves; a follower keeps serving its own until the writer has written
+// the zone back (restore.go).
+var errBackendBehind = errors.New("the backend lost commits; serving the zone as it was until the writer writes it back")
+
+// droppedAtOrAbove reports whether zone was dropped at serial or later.
+func (s *Store) droppedAtOrAbove(zone string, serial Serial) bool {
+	f, ok := s.dropped[zone]
+	return ok && !f.Less(serial)
 }
 
 // applyDiff returns snap (nil for a new zone) with d applied: removed

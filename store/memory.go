@@ -25,9 +25,10 @@ type Memory struct {
 }
 
 var (
-	_ Backend  = (*Memory)(nil)
-	_ Leaser   = (*Memory)(nil)
-	_ Follower = (*Memory)(nil)
+	_ Backend      = (*Memory)(nil)
+	_ Leaser       = (*Memory)(nil)
+	_ Follower     = (*Memory)(nil)
+	_ SerialLister = (*Memory)(nil)
 )
 
 // NewMemory returns an empty Memory.
@@ -90,6 +91,9 @@ func (m *Memory) applyLocked(c ZoneChange) {
 		m.zones[c.Zone] = z
 	}
 	z.Serial = c.Next
+	if c.Replace {
+		z.VMs, z.Journal = map[string][]Record{}, nil
+	}
 	for vm, recs := range c.SetVMs {
 		z.VMs[vm] = slices.Clone(recs)
 	}
@@ -103,6 +107,17 @@ func (m *Memory) applyLocked(c ZoneChange) {
 		clear(z.Journal[n:])
 		z.Journal = z.Journal[:n]
 	}
+}
+
+// Serials returns every zone's serial (SerialLister).
+func (m *Memory) Serials(ctx context.Context) (map[string]Serial, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[string]Serial, len(m.zones))
+	for name, z := range m.zones {
+		out[name] = z.Serial
+	}
+	return out, nil
 }
 
 // Floors returns a copy of the final serials of the zones dropped.

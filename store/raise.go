@@ -44,6 +44,9 @@ func (s *Store) RaiseSerial(ctx context.Context, zone string, above Serial) (ser
 	if _, err := s.confirmHeldLocked(ctx); err != nil {
 		return 0, false, fmt.Errorf("raise serial of %s: %w", zone, err)
 	}
+	if err := s.restoreLostLocked(ctx); err != nil {
+		return 0, false, fmt.Errorf("raise serial of %s: %w", zone, err)
+	}
 	cur := (*s.zones.Load())[zone]
 	if cur == nil {
 		return 0, false, fmt.Errorf("raise serial of %s above %d: %w", zone, above, ErrNoZone)

@@ -18,9 +18,10 @@ import (
 
 // Compile-time checks that Redis is a full backend.
 var (
-	_ Backend  = (*Redis)(nil)
-	_ Leaser   = (*Redis)(nil)
-	_ Follower = (*Redis)(nil)
+	_ Backend      = (*Redis)(nil)
+	_ Leaser       = (*Redis)(nil)
+	_ Follower     = (*Redis)(nil)
+	_ SerialLister = (*Redis)(nil)
 )
 
 // Defaults of RedisOptions.

@@ -25,7 +25,7 @@ const (
 //
 // KEYS: serial, epoch, vms, journal, applied, floor
 // (redisZoneKeys.scriptKeys).
-// ARGV: epoch, prev, next, drop ("1" or "0"), keep, diff, nset, channel,
+// ARGV: epoch, prev, next, mode ("1" drop, "2" replace, "0" neither), keep, diff, nset, channel,
 // message, change id, then nset pairs of VM UUID and encoded records, then
 // the VMs to delete.
 //
@@ -41,8 +41,8 @@ const (
 //
 // It returns {2, stored epoch} when a newer epoch wrote the zone,
 // {1, stored serial} when the serial is not prev (a missing serial is 0),
-// and {0} after writing: the epoch is raised, VMs set and deleted, the
-// diff appended and the journal trimmed to keep entries, the serial set,
+// and {0} after writing: the epoch is raised, VMs set and deleted (a
+// replace deletes the VMs and journal keys first), the diff appended and the journal trimmed to keep entries, the serial set,
 // and message published; a drop deletes every key of the zone instead,
 // keeping its final serial (prev) in the floor key.
 // It returns {3, key} before writing anything when the VMs or journal key
@@ -79,6 +79,9 @@ if ARGV[4] == '1' then
   return {0}
 end
 redis.call('SET', KEYS[2], ARGV[1])
+if ARGV[4] == '2' then
+  redis.call('DEL', KEYS[3], KEYS[4])
+end
 local nset = tonumber(ARGV[7])
 local first, last = 11, 10 + 2 * nset
 -- unpack is bounded by Lua's C stack, so large commits go in chunks.
@@ -319,6 +322,9 @@ func applyArgs(epoch uint64, id string, c ZoneChange) []any {
 	if c.Drop {
 		drop = "1"
 	} else {
+		if c.Replace {
+			drop = "2"
+		}
 		d := c.Diff
 		d.Zone = c.Zone
 		diff = packJournal(EncodeDiff(d))

@@ -48,6 +48,24 @@ func (r *Redis) Zones(ctx context.Context) ([]string, error) {
 	return zones, nil
 }
 
+// Serials returns every zone's serial (store.SerialLister); a serial
+// key that is not a number is an error naming it.
+func (r *Redis) Serials(ctx context.Context) (map[string]Serial, error) {
+	raw, err := r.serials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Serial, len(raw))
+	for zone, v := range raw {
+		n, err := strconv.ParseUint(v, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("store: redis key %s: serial %q: %w", zoneKeys(zone).serial, v, err)
+		}
+		out[zone] = Serial(n)
+	}
+	return out, nil
+}
+
 // serials returns each listed zone's serial key as stored, skipping
 // zones without one.
 func (r *Redis) serials(ctx context.Context) (map[string]string, error) {

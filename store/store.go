@@ -59,6 +59,11 @@ type Store struct {
 	// held is a commit written but not acknowledged by a replica, not
 	// published yet (hold.go); nil when none.
 	held *heldCommit
+	// lost holds the zones the backend was found behind the published
+	// state in, to be written back (restore.go).
+	lost map[string]lostZone
+	// restored counts the zones written back (ZonesRestored).
+	restored atomic.Int64
 
 	// zones is the published map zone → Snapshot. It is replaced whole,
 	// never modified, so one commit's zones switch together.
@@ -89,7 +94,7 @@ func Open(ctx context.Context, b Backend, opts Options, log *slog.Logger) (*Stor
 		opts.JournalBytes = 16 << 20
 	}
 	s := &Store{b: b, opts: opts, log: log, vms: map[string]map[string][]Record{},
-		vmZones: map[string][]string{}, dropped: map[string]Serial{}}
+		vmZones: map[string][]string{}, dropped: map[string]Serial{}, lost: map[string]lostZone{}}
 	data, err := b.Load(ctx, func(key string, err error) {
 		log.Warn("skipping a value that cannot be decoded", "key", key, "err", err)
 	})

@@ -46,6 +46,12 @@ type ZoneChange struct {
 	Diff        Diff
 	KeepJournal int
 	Drop        bool
+	// Replace makes the change start from nothing: the zone's stored VMs
+	// and journal are deleted before SetVMs are written and Diff becomes
+	// the whole journal (DelVMs is not needed). The Store uses it to
+	// write a zone back from what it serves when the backend is found
+	// behind that (a failover or crash lost commits, restore.go).
+	Replace bool
 	// ID names the commit the change belongs to, the same for all its
 	// zones; a backend that may write a change twice (a resend after a
 	// lost reply, or a held commit confirmed later, see ErrNotReplicated)

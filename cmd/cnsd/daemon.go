@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -136,12 +137,39 @@ func lead(ctx context.Context, b backend, src *source, st *store.Store, epoch ui
 	g.Go(func() error { src.follow(ctx, st); return nil })
 	g.Go(func() error { return zones.Run(ctx) })
 	g.Go(func() error { return b.Keep(ctx, epoch) })
+	if _, ok := b.(store.SerialLister); ok {
+		g.Go(func() error { verifyStore(ctx, st, log); return nil })
+	}
 	if ok, _ := cloudConfigured(conf.cfg.Load()); ok {
 		g.Go(func() error { return followCloud(ctx, st, conf, log) })
 	} else {
 		log.Info("no cloud APIs configured (vmapi_opts): the zones hold only their configured records")
 	}
 	return g.Wait()
+}
+
+// verifyInterval is how often the writer compares the store's serials
+// with the ones it serves: after a Redis failover to a replica that
+// missed the last commits, the zones are written back within it even
+// when no change comes.
+const verifyInterval = time.Second
+
+// verifyStore runs st.Verify every verifyInterval until ctx ends. Errors
+// (Redis unreachable) are left to the commits to report; a loss found is
+// logged by the store.
+func verifyStore(ctx context.Context, st *store.Store, log *slog.Logger) {
+	t := time.NewTicker(verifyInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if found, err := st.Verify(ctx); err != nil && ctx.Err() == nil && len(found) > 0 {
+			log.Error("writing back the zones the store lost failed; retrying", "zones", found, "err", err)
+		}
+	}
 }
 
 func release(ctx context.Context, b backend, epoch uint64, log *slog.Logger) {

@@ -17,6 +17,9 @@ type health struct {
 	redis  *store.Redis // nil for the embedded store
 	loaded atomic.Bool  // the zones were loaded from the store
 	writer atomic.Bool  // this process holds the writer lease
+	// restored counts the zones written back by the stores this process
+	// wrote with before the current one (store.Store.ZonesRestored).
+	restored atomic.Int64
 }
 
 var _ api.Health = (*health)(nil)
@@ -49,7 +52,10 @@ func (h *health) NotReady(ctx context.Context) []string {
 
 // Store reports the store for the metrics.
 func (h *health) Store(ctx context.Context) api.StoreStatus {
-	st := api.StoreStatus{Up: true, Writer: h.writer.Load()}
+	st := api.StoreStatus{Up: true, Writer: h.writer.Load(), ZonesRestored: h.restored.Load()}
+	if w := h.src.writer.Load(); w != nil {
+		st.ZonesRestored += w.ZonesRestored()
+	}
 	if h.redis == nil {
 		return st
 	}

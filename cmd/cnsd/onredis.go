@@ -76,7 +76,9 @@ func followThenLead(ctx context.Context, r *store.Redis, src *source, follower *
 	stopFollowing()
 	h.writer.Store(true)
 	log.Info("writing the store", "epoch", epoch)
-	return lead(ctx, r, src, st, epoch, conf, log)
+	err = lead(ctx, r, src, st, epoch, conf, log)
+	h.restored.Add(st.ZonesRestored())
+	return err
 }
 
 // awaitDurable returns once Redis may be written (see

@@ -101,6 +101,9 @@ func (m model) apply(changes ...store.ZoneChange) {
 			m[c.Zone] = z
 		}
 		z.Serial = c.Next
+		if c.Replace {
+			z.VMs, z.Journal = map[string][]store.Record{}, nil
+		}
 		maps.Copy(z.VMs, c.SetVMs)
 		for _, vm := range c.DelVMs {
 			delete(z.VMs, vm)

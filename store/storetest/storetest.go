@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Backend) {
 		{"EmptyLoad", testEmptyLoad},
 		{"NewZones", testNewZones},
 		{"ReplaceAndDelete", testReplaceAndDelete},
+		{"ReplaceWhole", testReplaceWhole},
 		{"JournalTrim", testJournalTrim},
 		{"LargeZone", testLargeZone},
 		{"Conflict", testConflict},
@@ -94,6 +95,25 @@ func testReplaceAndDelete(t *testing.T, b store.Backend) {
 	if n := len(m[zoneA].VMs); n != 10 {
 		t.Fatalf("model has %d VMs, want 10", n) // the suite's own sanity
 	}
+}
+
+// testReplaceWhole writes a zone anew over what it held: VMs not in the
+// change and every earlier journal entry are gone.
+func testReplaceWhole(t *testing.T, b store.Backend) {
+	m := model{}
+	mustApply(t, b, m, m.change(zoneA, vms(zoneA, 0, 10, 0), nil, keep))
+	mustApply(t, b, m, m.change(zoneA, vms(zoneA, 0, 2, 1), nil, keep))
+	c := m.change(zoneA, vms(zoneA, 5, 8, 2), nil, keep)
+	c.Replace = true
+	c.Diff.Removed, c.Diff.Added = nil, nil
+	mustApply(t, b, m, c)
+	m.check(t, b)
+	if z := m[zoneA]; len(z.VMs) != 3 || len(z.Journal) != 1 {
+		t.Fatalf("model after replace: %d VMs, %d journal entries, want 3 and 1", len(z.VMs), len(z.Journal)) // the suite's own sanity
+	}
+	// It goes on from there like any zone.
+	mustApply(t, b, m, m.change(zoneA, vms(zoneA, 6, 7, 3), nil, keep))
+	m.check(t, b)
 }
 
 func testJournalTrim(t *testing.T, b store.Backend) {

@@ -1,0 +1,182 @@
+// Restoring zones a backend lost.
+//
+// A Redis failover to a replica that had not received the last commits,
+// a restarted master that comes back with an older append-only file for
+// the seconds before Sentinel demotes it, or a Redis crash with a lax
+// appendfsync leaves the backend behind what the writer has already
+// published — and secondaries have already transferred. Taking the
+// backend's state then would move serials backwards and serve, under a
+// serial secondaries know, records they do not hold. The writer's own
+// snapshots are what was published, so they win: every zone the backend
+// holds at a serial below the published one (or no longer holds at all
+// while it was published with records) keeps its published snapshot and
+// its per-VM state, and is written back whole (ZoneChange.Replace) at the
+// next serial, with an empty diff. A zone the backend holds although
+// this writer dropped it, at or below its final serial, is written empty
+// and dropped again, so that its floor stays above what secondaries saw.
+
+package store
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// lostZone is a zone the backend lost commits of: the serial it holds
+// the zone at (0 when it does not hold it).
+type lostZone struct {
+	stored Serial
+	// vms is the zone's per-VM state as the Store had it before the
+	// reload that found the loss; nil for a zone this writer dropped.
+	vms map[string][]Record
+}
+
+// behind reports whether the backend's serial stored is older, in RFC
+// 1982 order, than the published one.
+func behind(stored, published Serial) bool { return stored.Less(published) }
+
+// restoreLostLocked writes every lost zone back (see the file comment)
+// and publishes the restored ones at their new serial. It returns the
+// joined errors of the zones it could not restore; those stay lost and
+// are tried again by the next commit.
+func (s *Store) restoreLostLocked(ctx context.Context) error {
+	if len(s.lost) == 0 {
+		return nil
+	}
+	now := s.opts.Clock()
+	cur := *s.zones.Load()
+	var plans []*zonePlan
+	var changes []ZoneChange
+	var redrop []ZoneChange
+	for _, zone := range slices.Sorted(maps.Keys(s.lost)) {
+		l := s.lost[zone]
+		snap := cur[zone]
+		if snap == nil {
+			// Dropped by this writer: empty it above its final
+			// serial, then drop it from there.
+			// l.stored is at or below the floor, or the zone would
+			// not be lost.
+			next := NextSerial(s.dropped[zone], now)
+			changes = append(changes, ZoneChange{Zone: zone, Prev: l.stored, Next: next, Replace: true,
+				Diff: Diff{Zone: zone, From: l.stored, To: next}, KeepJournal: 1})
+			redrop = append(redrop, ZoneChange{Zone: zone, Prev: next, Next: next, Drop: true})
+			plans = append(plans, nil)
+			continue
+		}
+		p := &zonePlan{zone: zone, cur: snap, set: map[string][]Record{}, ops: map[string][]op{}}
+		s.buildLocked(p, now)
+		p.change.Prev, p.change.Replace = l.stored, true
+		p.change.SetVMs, p.change.DelVMs = maps.Clone(l.vms), nil
+		p.change.KeepJournal = 1
+		plans = append(plans, p)
+		changes = append(changes, p.change)
+	}
+	id := changeID()
+	for i := range changes {
+		changes[i].ID = id
+	}
+	if err := s.b.Apply(ctx, s.opts.Epoch, changes); err != nil {
+		// What it wrote, if anything, the next reload sees: a zone
+		// restored is no longer behind, one not restored still is.
+		s.stale = true
+		return fmt.Errorf("write back zones %s the backend lost commits of: %w", zoneList(changes), err)
+	}
+	if len(redrop) > 0 {
+		if err := s.b.Apply(ctx, s.opts.Epoch, redrop); err != nil {
+			s.stale = true
+			return fmt.Errorf("drop again zones %s the backend still held: %w", zoneList(redrop), err)
+		}
+	}
+	var restored []*zonePlan
+	for i, p := range plans {
+		zone := changes[i].Zone
+		if p != nil {
+			restored = append(restored, p)
+			s.log.Warn("zone written back to the backend, which had lost commits: published serial kept and raised",
+				"zone", zone, "backend_serial", s.lost[zone].stored, "serial", p.next.serial)
+		} else {
+			s.keepFloorLocked(zone, changes[i].Next)
+			s.log.Warn("zone dropped again: the backend had lost its drop", "zone", zone,
+				"backend_serial", s.lost[zone].stored, "floor", changes[i].Next)
+		}
+		delete(s.lost, zone)
+	}
+	s.restored.Add(int64(len(changes)))
+	if len(restored) > 0 {
+		s.installLocked(restored)
+	}
+	return nil
+}
+
+// ZonesRestored returns how many zones the Store has written back to a
+// backend that had lost commits of them, since it was opened.
+func (s *Store) ZonesRestored() int64 { return s.restored.Load() }
+
+// SerialLister is a Backend that lists every zone's serial without
+// reading the zones, for Verify.
+type SerialLister interface {
+	Serials(ctx context.Context) (map[string]Serial, error)
+}
+
+// Verify compares the backend's zone serials with the published ones and
+// writes back every zone the backend lost commits of (see restore.go),
+// returning the zones it found behind. A backend that cannot list its
+// serials cheaply (not a SerialLister) is not checked. A following Store
+// returns ErrFollowing: only the writer writes back.
+func (s *Store) Verify(ctx context.Context) ([]string, error) {
+	sl, ok := s.b.(SerialLister)
+	if !ok {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.following {
+		return nil, ErrFollowing
+	}
+	stored, err := sl.Serials(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("verify the backend: %w", err)
+	}
+	var found []string
+	for zone, snap := range *s.zones.Load() {
+		st, ok := stored[zone]
+		if (!ok && (snap.Len() > 0 || s.kept[zone])) || (ok && behind(st, snap.serial)) {
+			found = append(found, zone)
+		}
+	}
+	for zone, st := range stored {
+		if (*s.zones.Load())[zone] != nil {
+			continue
+		}
+		if s.droppedAtOrAbove(zone, st) {
+			found = append(found, zone)
+		}
+	}
+	if len(found) == 0 && !s.stale {
+		return nil, nil
+	}
+	slices.Sort(found)
+	if err := s.reloadLocked(ctx); err != nil {
+		return found, fmt.Errorf("verify the backend: load the zones again: %w", err)
+	}
+	if err := s.restoreLostLocked(ctx); err != nil {
+		return found, fmt.Errorf("verify the backend: %w", err)
+	}
+	return found, nil
+}
+
+// describeLost names the lost zones and their stored serials for a log
+// line.
+func (s *Store) describeLost() string {
+	var b strings.Builder
+	for i, zone := range slices.Sorted(maps.Keys(s.lost)) {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, "%s@%d", zone, s.lost[zone].stored)
+	}
+	return b.String()
+}

@@ -1,0 +1,260 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// checkpoint returns a function that puts m back to the state it has
+// now, as a failover to a replica that missed the later commits does.
+func checkpoint(m *Memory) (rollback func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	zones := map[string]*ZoneData{}
+	for name, z := range m.zones {
+		zones[name] = copyZone(z)
+	}
+	floors := maps.Clone(m.floors)
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.zones, m.floors = zones, floors
+	}
+}
+
+// servedSerials returns every published zone's serial.
+func servedSerials(s *Store) map[string]Serial {
+	out := map[string]Serial{}
+	for _, z := range s.Zones() {
+		out[z] = s.Snapshot(z).Serial()
+	}
+	return out
+}
+
+// requireNoSerialBack fails t when a zone of before is served at an
+// older serial now.
+func requireNoSerialBack(t *testing.T, before, now map[string]Serial) {
+	t.Helper()
+	for z, b := range before {
+		if n, ok := now[z]; ok && n.Less(b) {
+			t.Errorf("zone %s went back from serial %d to %d", z, b, n)
+		}
+	}
+}
+
+// requireBackendServes fails t unless the backend holds exactly what s
+// serves, zone by zone, at the same serials.
+func requireBackendServes(t *testing.T, b Backend, s *Store) {
+	t.Helper()
+	data, err := b.Load(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if got, want := slices.Sorted(maps.Keys(data)), s.Zones(); !slices.Equal(got, want) {
+		t.Fatalf("backend holds zones %v, store serves %v", got, want)
+	}
+	for _, z := range s.Zones() {
+		re := buildSnapshot(z, data[z].Serial, data[z].VMs)
+		got := slices.Collect(re.All())
+		slices.SortFunc(got, Record.Compare)
+		if want := all(s, z); !slices.EqualFunc(got, want, func(a, b Record) bool { return a.Compare(b) == 0 }) {
+			t.Errorf("zone %s: backend holds %v, store serves %v", z, got, want)
+		}
+		if data[z].Serial != s.Snapshot(z).Serial() {
+			t.Errorf("zone %s: backend at serial %d, store serves %d", z, data[z].Serial, s.Snapshot(z).Serial())
+		}
+	}
+}
+
+const (
+	zoneFwd = "dc1.cns.example.com"
+	zoneRev = "2.0.192.in-addr.arpa"
+)
+
+func fwd(vm, name, addr string) Record { return a(name+"."+zoneFwd, addr, vm) }
+
+// TestCommitWritesBackLostCommits: the backend falls back to an earlier
+// state (a failover). The commit that finds out fails, nothing served
+// goes back, and the next one writes the zones back whole above the
+// served serials before its own change.
+func TestCommitWritesBackLostCommits(t *testing.T) {
+	m := NewMemory()
+	s, clk := open(t, m, Options{})
+	commit(t, s, contrib("vm1", map[string][]Record{zoneFwd: {fwd("vm1", "one", "192.0.2.1")}}))
+	rollback := checkpoint(m)
+	clk.Set(t0.Add(time.Minute))
+	commit(t, s, contrib("vm2", map[string][]Record{zoneFwd: {fwd("vm2", "two", "192.0.2.2")}}))
+	commit(t, s, contrib("vm3", map[string][]Record{zoneRev: {ptr("3."+zoneRev, "three."+zoneFwd, "vm3")}}))
+	before := servedSerials(s)
+	rollback()
+
+	_, err := s.Commit(context.Background(), []zonegen.Contribution{contrib("vm4", map[string][]Record{zoneFwd: {fwd("vm4", "four", "192.0.2.4")}})})
+	if !errors.Is(err, ErrConflict) {
+		t.Fatalf("first commit after the loss: %v, want a conflict", err)
+	}
+	requireNoSerialBack(t, before, servedSerials(s))
+	if got := servedSerials(s); !maps.Equal(got, before) {
+		t.Errorf("after the failed commit the store serves %v, want %v as before", got, before)
+	}
+	commit(t, s, contrib("vm4", map[string][]Record{zoneFwd: {fwd("vm4", "four", "192.0.2.4")}}))
+	after := servedSerials(s)
+	requireNoSerialBack(t, before, after)
+	for z := range before {
+		if after[z] == before[z] {
+			t.Errorf("zone %s still at serial %d after being written back: secondaries would not take it", z, after[z])
+		}
+	}
+	if n := len(all(s, zoneFwd)); n != 3 {
+		t.Errorf("zone %s serves %d records, want 3 (vm1, vm2, vm4)", zoneFwd, n)
+	}
+	requireBackendServes(t, m, s)
+	if n := s.ZonesRestored(); n != 2 {
+		t.Errorf("ZonesRestored = %d, want 2", n)
+	}
+	// The journal goes on: what vm4 changed is one IXFR step.
+	d, err := s.DiffSince(zoneFwd, after[zoneFwd])
+	if err != nil || len(d.Added)+len(d.Removed) != 0 {
+		t.Errorf("DiffSince(current) = %+v, %v", d, err)
+	}
+}
+
+// TestVerifyWritesBackLostCommits: without any commit coming, Verify
+// finds the zones the backend lost and writes them back.
+func TestVerifyWritesBackLostCommits(t *testing.T) {
+	m := NewMemory()
+	s, clk := open(t, m, Options{})
+	commit(t, s, contrib("vm1", map[string][]Record{zoneFwd: {fwd("vm1", "one", "192.0.2.1")}}))
+	rollback := checkpoint(m)
+	clk.Set(t0.Add(time.Minute))
+	commit(t, s, contrib("vm2", map[string][]Record{zoneFwd: {fwd("vm2", "two", "192.0.2.2")}}))
+	commit(t, s, contrib("vm3", map[string][]Record{zoneRev: {ptr("3."+zoneRev, "three."+zoneFwd, "vm3")}}))
+	before := servedSerials(s)
+
+	if found, err := s.Verify(context.Background()); err != nil || len(found) != 0 {
+		t.Fatalf("Verify of an intact backend = %v, %v; want nothing", found, err)
+	}
+	rollback()
+	found, err := s.Verify(context.Background())
+	if err != nil {
+		t.Fatalf("Verify: %v", err)
+	}
+	if want := []string{zoneRev, zoneFwd}; !slices.Equal(found, want) {
+		t.Errorf("Verify found %v behind, want %v", found, want)
+	}
+	after := servedSerials(s)
+	for z := range before {
+		if !before[z].Less(after[z]) {
+			t.Errorf("zone %s at %d after the write-back, want above %d", z, after[z], before[z])
+		}
+	}
+	requireBackendServes(t, m, s)
+	if found, err := s.Verify(context.Background()); err != nil || len(found) != 0 {
+		t.Errorf("Verify after the write-back = %v, %v; want nothing", found, err)
+	}
+	// A fresh store on the backend serves the same.
+	s2, _ := open(t, m, Options{})
+	if !maps.Equal(servedSerials(s2), after) {
+		t.Errorf("reopened store serves %v, want %v", servedSerials(s2), after)
+	}
+}
+
+// TestVerifyDropsAResurrectedZone: the backend lost the drop of a zone;
+// Verify drops it again with a floor above the final serial secondaries
+// saw, so the zone, made again, continues above both.
+func TestVerifyDropsAResurrectedZone(t *testing.T) {
+	m := NewMemory()
+	s, clk := open(t, m, Options{})
+	commit(t, s, contrib("vm1", map[string][]Record{zoneFwd: {fwd("vm1", "one", "192.0.2.1")}}),
+		contrib("vm3", map[string][]Record{zoneRev: {ptr("3."+zoneRev, "three."+zoneFwd, "vm3")}}))
+	rollback := checkpoint(m)
+	clk.Set(t0.Add(time.Minute))
+	commit(t, s, contrib("vm3", nil)) // the reverse zone empties and is dropped
+	if s.Snapshot(zoneRev) != nil {
+		t.Fatalf("zone %s still served after its last VM left", zoneRev)
+	}
+	final := s.dropped[zoneRev]
+	rollback()
+
+	found, err := s.Verify(context.Background())
+	if err != nil || !slices.Equal(found, []string{zoneRev}) {
+		t.Fatalf("Verify = %v, %v; want [%s]", found, err, zoneRev)
+	}
+	if s.Snapshot(zoneRev) != nil {
+		t.Errorf("zone %s served again after Verify", zoneRev)
+	}
+	requireBackendServes(t, m, s)
+	floors, _ := m.Floors(context.Background())
+	if f := floors[zoneRev]; !final.Less(f) {
+		t.Errorf("backend floor of %s = %d, want above the final serial %d", zoneRev, f, final)
+	}
+	commit(t, s, contrib("vm5", map[string][]Record{zoneRev: {ptr("5."+zoneRev, "five."+zoneFwd, "vm5")}}))
+	if got := s.Snapshot(zoneRev).Serial(); !floors[zoneRev].Less(got) {
+		t.Errorf("zone %s made again at %d, not above its floor %d", zoneRev, got, floors[zoneRev])
+	}
+}
+
+// TestFollowerKeepsServingWhatTheBackendLost: a following store never
+// goes back when the backend does, keeps a zone that vanished without a
+// drop, does not take up a zone it saw dropped, and takes the writer's
+// write-back.
+func TestFollowerKeepsServingWhatTheBackendLost(t *testing.T) {
+	m := NewMemory()
+	w, clk := open(t, m, Options{})
+	commit(t, w, contrib("vm1", map[string][]Record{zoneFwd: {fwd("vm1", "one", "192.0.2.1")}}),
+		contrib("vm9", map[string][]Record{"gone.example.com": {a("x.gone.example.com", "192.0.2.9", "vm9")}}))
+	rollback := checkpoint(m)
+	clk.Set(t0.Add(time.Minute))
+	commit(t, w, contrib("vm9", nil)) // gone.example.com is dropped
+	commit(t, w, contrib("vm2", map[string][]Record{zoneFwd: {fwd("vm2", "two", "192.0.2.2")}}))
+	commit(t, w, contrib("vm3", map[string][]Record{zoneRev: {ptr("3."+zoneRev, "three."+zoneFwd, "vm3")}}))
+
+	f, _ := open(t, m, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- f.Follow(ctx, m) }()
+	want := servedSerials(w)
+	waitFor(t, func() bool { return maps.Equal(servedSerials(f), want) }, "follower caught up")
+
+	rollback()
+	// Another writer's commit wakes the follower; it must keep its state.
+	if err := m.Apply(context.Background(), 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		got := servedSerials(f)
+		requireNoSerialBack(t, want, got)
+		if !maps.Equal(got, want) {
+			t.Fatalf("follower serves %v after the backend's loss, want %v", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	if _, err := w.Verify(context.Background()); err != nil {
+		t.Fatalf("writer Verify: %v", err)
+	}
+	want = servedSerials(w)
+	waitFor(t, func() bool { return maps.Equal(servedSerials(f), want) }, "follower took the write-back")
+	if f.Snapshot("gone.example.com") != nil {
+		t.Error("follower serves the dropped zone again")
+	}
+	cancel()
+	<-done
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
