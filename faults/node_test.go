@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -48,9 +49,28 @@ func (e *env) newNode(name, store string, peers bool) *node {
 		nd.stop()
 		if e.t.Failed() {
 			e.t.Logf("log of %s (last lines):\n%s", nd.name, nd.logTail(60))
+			keepLog(e.t, nd.logPath, nd.name)
 		}
 	})
 	return nd
+}
+
+// keepLog copies a failed run's log of name into the directory
+// FAULTS_LOGS names, if it is set, as <test>-<name>.log: the test's
+// temporary directory goes when it ends.
+func keepLog(t *testing.T, path, name string) {
+	dir := os.Getenv("FAULTS_LOGS")
+	if dir == "" {
+		return
+	}
+	b, err := os.ReadFile(path)
+	if err == nil {
+		dst := filepath.Join(dir, strings.ReplaceAll(t.Name(), "/", "_")+"-"+name+".log")
+		err = os.WriteFile(dst, b, 0o644)
+	}
+	if err != nil {
+		t.Logf("keep the log of %s: %v", name, err)
+	}
 }
 
 // writeConfig writes the node's configuration; secondary is BIND's

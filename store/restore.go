@@ -20,6 +20,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -179,4 +180,89 @@ func (s *Store) describeLost() string {
 		fmt.Fprintf(&b, "%s@%d", zone, s.lost[zone].stored)
 	}
 	return b.String()
+}
+
+// OpenAfter opens a writing Store on b like Open, for a process that
+// served prev (a Store that followed the previous writer) until it took
+// the lease over. The backend may have lost commits prev served (the
+// failover that lost them may also have handed over the lease): every
+// zone prev serves at a serial ahead of the backend's, or with records
+// while the backend lacks it, is served as prev served it and written
+// back by the first commit or Verify, and a zone prev saw dropped that
+// the backend holds again at or below its final serial is dropped again,
+// as for the writer's own losses (see the file comment). The per-VM state
+// of a zone taken from prev is what its snapshot says each VM provides;
+// the listing a new writer starts with corrects what that misses.
+func OpenAfter(ctx context.Context, b Backend, opts Options, log *slog.Logger, prev *Store) (*Store, error) {
+	s, err := Open(ctx, b, opts, log)
+	if err != nil || prev == nil {
+		return s, err
+	}
+	prev.mu.Lock()
+	prevDropped := maps.Clone(prev.dropped)
+	prev.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for zone, f := range prevDropped {
+		s.keepFloorLocked(zone, f)
+	}
+	cur := *s.zones.Load()
+	set := map[string]*Snapshot{}
+	for zone, snap := range *prev.zones.Load() {
+		stored := cur[zone]
+		switch {
+		case stored == nil && (snap.Len() == 0 || s.droppedAtOrAbove(zone, snap.serial)):
+			continue // dropped since, or about to be
+		case stored != nil && !behind(stored.serial, snap.serial):
+			continue
+		}
+		l := lostZone{vms: vmsOf(snap)}
+		if stored != nil {
+			l.stored = stored.serial
+			s.forgetZoneLocked(zone)
+		}
+		s.lost[zone] = l
+		s.vms[zone] = l.vms
+		for vm := range l.vms {
+			s.vmZones[vm] = insertSorted(s.vmZones[vm], zone)
+		}
+		set[zone] = snap
+	}
+	for zone, stored := range cur {
+		if (*prev.zones.Load())[zone] == nil && s.droppedAtOrAbove(zone, stored.serial) {
+			s.forgetZoneLocked(zone)
+			s.lost[zone] = lostZone{stored: stored.serial}
+			set[zone] = nil
+		}
+	}
+	if len(s.lost) > 0 {
+		s.log.Error("the store is behind zones this process served (a failover lost commits): serving them as before until they are written back",
+			"zones", s.describeLost())
+		s.publishLocked(set)
+	}
+	return s, nil
+}
+
+// vmsOf returns what each VM provides in snap, the per-VM state a Store
+// keeps (normalized lists).
+func vmsOf(snap *Snapshot) map[string][]Record {
+	vms := map[string][]Record{}
+	it := snap.names.Iterator()
+	for !it.Done() {
+		_, n, _ := it.Next()
+		for i, r := range n.recs {
+			vms[r.Source] = append(vms[r.Source], r)
+			if n.more == nil {
+				continue
+			}
+			for _, vm := range n.more[i] {
+				r.Source = vm
+				vms[vm] = append(vms[vm], r)
+			}
+		}
+	}
+	for vm, recs := range vms {
+		vms[vm] = normalize(vm, recs)
+	}
+	return vms
 }

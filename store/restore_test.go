@@ -258,3 +258,63 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestOpenAfterTakesOverWhatTheFollowerServed: the failover that lost
+// commits also handed the lease to a process that had followed them. Its
+// new writing Store serves what it served (no serial back), writes it
+// back, and knows each VM's records: a VM leaving takes its records.
+func TestOpenAfterTakesOverWhatTheFollowerServed(t *testing.T) {
+	m := NewMemory()
+	w, clk := open(t, m, Options{})
+	commit(t, w, contrib("vm1", map[string][]Record{zoneFwd: {fwd("vm1", "one", "192.0.2.1")}}),
+		contrib("vm9", map[string][]Record{"gone.example.com": {a("x.gone.example.com", "192.0.2.9", "vm9")}}))
+	rollback := checkpoint(m)
+	clk.Set(t0.Add(time.Minute))
+	shared := fwd("vm2", "svc", "192.0.2.7")
+	commit(t, w, contrib("vm9", nil))
+	commit(t, w, contrib("vm2", map[string][]Record{zoneFwd: {fwd("vm2", "two", "192.0.2.2"), shared}}),
+		contrib("vm3", map[string][]Record{zoneFwd: {fwd("vm3", "svc", "192.0.2.7")}, zoneRev: {ptr("3."+zoneRev, "three."+zoneFwd, "vm3")}}))
+
+	f, _ := open(t, m, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Follow(ctx, m) }()
+	want := servedSerials(w)
+	waitFor(t, func() bool { return maps.Equal(servedSerials(f), want) }, "follower caught up")
+	cancel()
+	<-done
+	rollback()
+
+	n, err := OpenAfter(context.Background(), m, Options{Clock: clk.Now, Epoch: 2}, nil, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := servedSerials(n); !maps.Equal(got, want) {
+		t.Fatalf("new writer serves %v, the follower served %v", got, want)
+	}
+	if n.Snapshot("gone.example.com") != nil {
+		t.Error("new writer serves the zone the follower saw dropped")
+	}
+	// vm2 leaves: its own record goes, the one vm3 provides too stays.
+	commit(t, n, contrib("vm2", nil))
+	after := servedSerials(n)
+	requireNoSerialBack(t, want, after)
+	for z := range want {
+		if !want[z].Less(after[z]) {
+			t.Errorf("zone %s at %d, want above %d", z, after[z], want[z])
+		}
+	}
+	got := all(n, zoneFwd)
+	names := make([]string, len(got))
+	for i, r := range got {
+		names[i] = r.Name
+	}
+	if wantNames := []string{"one." + zoneFwd, "svc." + zoneFwd}; !slices.Equal(names, wantNames) {
+		t.Errorf("zone %s serves %v, want %v", zoneFwd, names, wantNames)
+	}
+	requireBackendServes(t, m, n)
+	floors, _ := m.Floors(context.Background())
+	if _, ok := floors["gone.example.com"]; !ok {
+		t.Error("the dropped zone has no floor in the backend after the takeover")
+	}
+}

@@ -29,8 +29,12 @@ const durabilityRecheck = 5 * time.Second
 // ctx ends, or on an error that is not Redis's.
 func runOnRedis(ctx context.Context, r *store.Redis, src *source, conf *running, h *health, log *slog.Logger) error {
 	for {
+		// What this process served until now (as a writer fenced by a
+		// failover that may have lost commits, nil at start) stays
+		// served where the store is behind it (store.OpenAfter).
+		served := src.cur.Load()
 		follower, err := retryRedis(ctx, log, "load the zones", func(ctx context.Context) (*store.Store, error) {
-			return store.Open(ctx, r, storeOptions(conf.cfg.Load(), 0, conf.dns.retain), log)
+			return store.OpenAfter(ctx, r, storeOptions(conf.cfg.Load(), 0, conf.dns.retain), log, served)
 		})
 		if err != nil {
 			return nil // ctx ended
@@ -66,8 +70,10 @@ func followThenLead(ctx context.Context, r *store.Redis, src *source, follower *
 	if err != nil {
 		return fmt.Errorf("writer lease: %w", err)
 	}
+	// The follower's zones, not the store's alone: a failover that
+	// handed the lease over may have lost commits it served.
 	st, err := retryRedis(ctx, log, "load the zones to write them", func(ctx context.Context) (*store.Store, error) {
-		return store.Open(ctx, r, storeOptions(conf.cfg.Load(), epoch, conf.dns.retain), log)
+		return store.OpenAfter(ctx, r, storeOptions(conf.cfg.Load(), epoch, conf.dns.retain), log, follower)
 	})
 	if err != nil {
 		release(ctx, r, epoch, log)
