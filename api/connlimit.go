@@ -69,10 +69,24 @@ func (l *connLimiter) refuse(c net.Conn) {
 	if _, err := c.Write(l.refusal); err != nil {
 		return
 	}
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		cw.CloseWrite()
-	}
+	drain(c)
+}
+
+// drain half-closes c after an answer and reads (and drops) what the
+// client still sends until it closes too, refusalTimeout passes or
+// MaxBodyBytes are read.
+func drain(c net.Conn) {
+	c.SetDeadline(time.Now().Add(refusalTimeout))
+	closeWrite(c)
 	io.Copy(io.Discard, io.LimitReader(c, MaxBodyBytes))
+}
+
+// closeWrite half-closes c when it can (a TCP connection can).
+func closeWrite(c net.Conn) error {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
 }
 
 // limitedConn gives its slot back when closed.
@@ -80,6 +94,10 @@ type limitedConn struct {
 	net.Conn
 	release func()
 }
+
+// CloseWrite half-closes the connection, as net/http does before it
+// closes one whose request it has not read whole.
+func (c *limitedConn) CloseWrite() error { return closeWrite(c.Conn) }
 
 func (c *limitedConn) Close() error {
 	c.release()

@@ -22,7 +22,8 @@ type Limits struct {
 	WriteTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection with no request.
 	IdleTimeout time.Duration
-	// MaxHeaderBytes bounds a request's headers (net/http answers 431).
+	// MaxHeaderBytes bounds a request's headers (431
+	// RequestHeaderFieldsTooLarge).
 	MaxHeaderBytes int
 	// MaxConns bounds the connections served at once; a further one is
 	// answered 429 and closed.
@@ -45,7 +46,9 @@ var DefaultLimits = Limits{
 const shutdownTimeout = 10 * time.Second
 
 // Serve answers the API on l with the limits lim until ctx ends, then
-// lets running requests finish. It closes l.
+// lets running requests finish. It closes l. Requests net/http refuses
+// before any handler runs (a malformed request line or header, headers
+// over lim.MaxHeaderBytes) are answered with an Error body too.
 func (s *Server) Serve(ctx context.Context, l net.Listener, lim Limits) error {
 	srv := &http.Server{
 		Handler:           s,
@@ -57,7 +60,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, lim Limits) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(limitListener(l, lim.MaxConns)) }()
+	go func() { errc <- srv.Serve(jsonErrors(limitListener(l, lim.MaxConns), lim.MaxHeaderBytes)) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("api on %s: %w", l.Addr(), err)
