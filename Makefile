@@ -35,7 +35,7 @@ help:
 	@echo 'make run          build and start cnsd over a simulated cloud (DNS :5353, API :8080)'
 	@echo 'make test         deps, lint, race tests (fuzz seeds included), the short fault suite, 2 s of fuzzing per target, bench-smoke, illumos build'
 	@echo 'make deps         check (and as root, install) redis, bind9, knot, nsd, powerdns, slapd and clients'
-	@echo 'make lint         gofmt -l, go vet, staticcheck $(STATICCHECK_VERSION)'
+	@echo 'make lint         gofmt -l, go vet, staticcheck $(STATICCHECK_VERSION), no tracked binaries or files over 1 MiB'
 	@echo 'make race         go test -race -count=1 -timeout=$(TEST_TIMEOUT) on every package but faults'
 	@echo 'make faults-short the fault suite short form (docs/faults.md), as make test runs it'
 	@echo 'make fuzz-short   every fuzz target for 2s, as make test runs them'
@@ -100,6 +100,8 @@ bench:
 cross:
 	GOOS=illumos GOARCH=amd64 $(GO) build ./...
 
+# check-tracked.sh: no executable binary and no file over 1 MiB is tracked
+# (exceptions in scripts/check-tracked.allow).
 lint: $(STATICCHECK)
 	@out=$$(gofmt -l $(GOFILES)); \
 	if [ -n "$$out" ]; then \
@@ -109,6 +111,7 @@ lint: $(STATICCHECK)
 	fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	scripts/check-tracked.sh
 
 $(STATICCHECK):
 	GOBIN=$(CURDIR)/$(@D) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

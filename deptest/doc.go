@@ -4,5 +4,10 @@
 // upstream. The rules live as a table in deptest_test.go; `go test ./deptest`
 // parses the imports of every package in the module (all files, whatever
 // their build tags, except _test.go files) and fails on a forbidden arrow.
+//
+// TestCheckTracked tests scripts/check-tracked.sh, which `make lint` runs:
+// on temporary repositories, that it fails on a tracked executable binary or
+// a file over 1 MiB and passes the rest, and that this repository passes.
+//
 // The package has no code of its own and nothing may import it.
 package deptest
