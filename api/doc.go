@@ -6,8 +6,8 @@
 // Prometheus text format. Errors are mapped to HTTP status codes in one
 // function, and every error, 404 and 405 included, is an Error body whose
 // code is restify's name for the status, as Triton's APIs answer; so are
-// the answers net/http gives itself to requests it cannot read (400, 431,
-// 501, 505), which Serve's listener rewrites (rawerrors.go). Every
+// the answers net/http gives itself to requests it cannot read (400, 417,
+// 431, 501, 505), which Serve's listener rewrites (rawerrors.go). Every
 // route answers with the shape of Triton CNS and cnsd's additions after
 // it (docs/operator-guide.md lists them).
 //

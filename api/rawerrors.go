@@ -33,6 +33,15 @@ import (
 // stays net/http's plain text; TestRawErrors notices.
 const rawErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
 
+// net/http also answers an Expect header other than 100-continue itself,
+// through the response writer and so with a Date, as 417 with no body:
+// expectFailed starts that answer and expectFailedEnd ends it. No handler
+// of cnsd answers 417, so every 417 of that form is net/http's.
+const (
+	expectFailed    = "HTTP/1.1 417 Expectation Failed\r\n"
+	expectFailedEnd = "\r\nContent-Length: 0\r\n\r\n"
+)
+
 // maxRawError bounds the length of a canned answer; longer writes are
 // never one.
 const maxRawError = 512
@@ -104,6 +113,9 @@ func rawError(p []byte, maxHeaderBytes int) (status int, msg string, ok bool) {
 	if len(p) < len(proto)+4 || len(p) > maxRawError || string(p[:len(proto)]) != proto ||
 		(p[len(proto)] != '4' && p[len(proto)] != '5') {
 		return 0, "", false
+	}
+	if bytes.HasPrefix(p, []byte(expectFailed)) && bytes.HasSuffix(p, []byte(expectFailedEnd)) {
+		return http.StatusExpectationFailed, "unsupported Expect header: the API knows only 100-continue", true
 	}
 	line, body, found := bytes.Cut(p[len(proto):], []byte(rawErrorHeaders))
 	if !found || len(line) < 5 || line[3] != ' ' {

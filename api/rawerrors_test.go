@@ -2,7 +2,9 @@ package api
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -36,7 +39,9 @@ func readAnswer(t *testing.T, c net.Conn, r *bufio.Reader) (*http.Response, []by
 // answered with an Error body, over a real TCP connection, which is then
 // closed.
 func TestRawErrors(t *testing.T) {
-	addr := serveLimited(t, testLimits)
+	lim := testLimits
+	lim.MaxConns = 0 // a connection holds its place until its client closes it
+	addr := serveLimited(t, lim)
 	tests := []struct {
 		name, send string
 		status     int
@@ -53,6 +58,8 @@ func TestRawErrors(t *testing.T) {
 		{"unsupported version", "GET /ping HTTP/3.0\r\nHost: cnsd\r\n\r\n", 505, "HttpVersionNotSupported", "unsupported protocol version"},
 		{"unsupported transfer encoding", "POST /suffixes-for-vm HTTP/1.1\r\nHost: cnsd\r\nTransfer-Encoding: gzip\r\n\r\n",
 			501, "NotImplemented", "Transfer-Encoding"},
+		{"Expect other than 100-continue", "GET /ping HTTP/1.1\r\nHost: cnsd\r\nExpect: teapot\r\n\r\n",
+			417, "ExpectationFailed", "Expect"},
 		{"oversized header", "GET /ping HTTP/1.1\r\nHost: cnsd\r\nX-Big: " + strings.Repeat("h", 8<<10) + "\r\n\r\n",
 			431, "RequestHeaderFieldsTooLarge", "exceed 1024 bytes"},
 	}
@@ -87,8 +94,9 @@ func TestRawErrors(t *testing.T) {
 }
 
 // TestRawErrorAfterKeepAlive: on a keep-alive connection, the answers
-// of handlers pass unchanged and a malformed request after them is
-// answered with an Error body.
+// of handlers pass unchanged (request targets that are not paths
+// included) and a malformed request after them is answered with an
+// Error body.
 func TestRawErrorAfterKeepAlive(t *testing.T) {
 	addr := serveLimited(t, testLimits)
 	c := dial(t, addr)
@@ -100,6 +108,8 @@ func TestRawErrorAfterKeepAlive(t *testing.T) {
 	}{
 		{"GET /ping HTTP/1.1\r\nHost: cnsd\r\n\r\n", 200, ""},
 		{"GET /nothing HTTP/1.1\r\nHost: cnsd\r\n\r\n", 404, "ResourceNotFound"},
+		{"GET * HTTP/1.1\r\nHost: cnsd\r\n\r\n", 400, "BadRequest"},           // the mux: an empty 400
+		{"CONNECT cnsd:80 HTTP/1.1\r\nHost: cnsd\r\n\r\n", 400, "BadRequest"}, // the mux: a plain 404
 		{"GET /ping HTTP/1.1\r\nHost: cnsd\r\n\r\n", 200, ""},
 		{"GET /ping HTTP/9.9\r\nHost: cnsd\r\n\r\n", 505, "HttpVersionNotSupported"},
 	}
@@ -205,4 +215,57 @@ func BenchmarkPassThrough(b *testing.B) {
 			b.Fatal("rewritten")
 		}
 	}
+}
+
+// FuzzWire sends arbitrary bytes to a served API over TCP: the first
+// answer, when it is an error, is an Error body, whoever wrote it.
+func FuzzWire(f *testing.F) {
+	for _, seed := range []string{
+		"GET /ping HTTP/1.1\r\nHost: cnsd\r\n\r\n",
+		"GET /nothing HTTP/1.1\r\nHost: cnsd\r\n\r\n",
+		"GARBAGE\r\n\r\n",
+		"GET /ping HTTP/3.0\r\nHost: cnsd\r\n\r\n",
+		"GET /ping HTTP/1.1\r\nHost: a b\r\n\r\n",
+		"GET /ping HTTP/1.1\r\nHost: cnsd\r\nExpect: x\r\n\r\n",
+		"POST /suffixes-for-vm HTTP/1.1\r\nHost: cnsd\r\nTransfer-Encoding: gzip\r\n\r\n",
+		"POST /suffixes-for-vm HTTP/1.1\r\nHost: cnsd\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
+		"CONNECT cnsd:80 HTTP/1.1\r\nHost: cnsd\r\n\r\n",
+		"GET /ping HTTP/1.1\r\nHost: cnsd\r\nX: " + strings.Repeat("h", 2<<10) + "\r\n\r\n",
+	} {
+		f.Add(seed)
+	}
+	lim := testLimits
+	lim.MaxConns = 0 // each input its own connection, none refused
+	addr := serveLimited(f, lim)
+	f.Fuzz(func(t *testing.T, req string) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, req)
+		c.(*net.TCPConn).CloseWrite() // the whole request: no waiting for more
+		raw, err := io.ReadAll(c)
+		if err != nil && !errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("reading the answer: %v", err)
+		}
+		if len(raw) == 0 {
+			return // an incomplete request: closed without an answer
+		}
+		resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
+		if err != nil {
+			t.Fatalf("%q: the answer %q does not parse: %v", req, raw, err)
+		}
+		if resp.StatusCode < 400 || strings.HasPrefix(req, "HEAD") {
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		var e Error
+		if err := json.Unmarshal(body, &e); err != nil || e.Code == "" || e.Message == "" ||
+			resp.Header.Get("Content-Type") != "application/json" {
+			t.Fatalf("%q: answered %q, want an Error body", req, raw)
+		}
+	})
 }

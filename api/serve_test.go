@@ -30,7 +30,7 @@ var testLimits = Limits{
 
 // serveLimited serves an open API (with a cloud) under lim on loopback
 // until the test ends and returns its address.
-func serveLimited(t *testing.T, lim Limits) string {
+func serveLimited(t testing.TB, lim Limits) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -109,8 +109,9 @@ func New(zones Zones, dns DNS, access Access, log *slog.Logger) *Server {
 // configuration reload does.
 func (s *Server) SetAccess(a Access) { s.access.Store(&a) }
 
-// ServeHTTP answers one request: bodies are limited to MaxBodyBytes, and
-// a handler that panics is answered 500.
+// ServeHTTP answers one request: bodies are limited to MaxBodyBytes, a
+// request target that is not a path is answered 400, and a handler that
+// panics is answered 500.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -126,6 +127,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	if !strings.HasPrefix(r.URL.Path, "/") {
+		// "*" (but OPTIONS, which net/http answers) or CONNECT's host:port,
+		// which the mux would answer with an empty 400 or a plain-text 404.
+		s.fail(w, r, fmt.Errorf("%w: the request target %q is not a path", errBadRequest, r.RequestURI))
+		return
+	}
 	s.mux.ServeHTTP(w, r)
 }
 
