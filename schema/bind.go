@@ -74,7 +74,7 @@ func convert(f *file, order []string) *Config {
 		UseLogin:        f.UseLogin,
 		RequireStatusUp: f.RequireStatusUp,
 		Store:           StoreConfig{Redis: f.Store.Redis, RedisAcceptNoAOF: f.Store.RedisAcceptNoAOF, Path: f.Store.Path},
-		DNS:             DNSConfig{Listen: f.DNS.Listen},
+		DNS:             DNSConfig{Listen: f.DNS.Listen, UDPMaxPayload: f.DNS.UDPMaxPayload},
 		API:             api(f),
 		TTL:             ttl(f.TTL),
 		Hysteresis: HysteresisConfig{

@@ -157,6 +157,10 @@ type DNSConfig struct {
 	// Listen are host:port addresses for UDP and TCP. Default
 	// 127.0.0.1:53.
 	Listen []string
+	// UDPMaxPayload is the largest answer sent over UDP, and the size
+	// the answers' EDNS0 record advertises (512 to 4096). Default 1232,
+	// the DNS Flag Day 2020 value, which avoids IP fragmentation.
+	UDPMaxPayload int
 }
 
 // APIConfig is the REST API's. It comes from the api key, or from the

@@ -14,7 +14,7 @@ func defaults() file {
 	return file{
 		Store:       fileStore{Path: "/var/db/cnsd/cnsd.db"},
 		CatalogZone: fileCatalog{Name: "catalog.cnsd.invalid"},
-		DNS:         fileDNS{Listen: []string{"127.0.0.1:53"}},
+		DNS:         fileDNS{Listen: []string{"127.0.0.1:53"}, UDPMaxPayload: 1232},
 		TTL: fileTTL{
 			Record:     30,
 			NS:         3600,

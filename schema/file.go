@@ -70,7 +70,8 @@ type fileStore struct {
 }
 
 type fileDNS struct {
-	Listen []string `json:"listen"`
+	Listen        []string `json:"listen"`
+	UDPMaxPayload int      `json:"udp_max_payload"`
 }
 
 type fileAPI struct {
