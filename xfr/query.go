@@ -1,9 +1,7 @@
 package xfr
 
 import (
-	"net"
 	"strings"
-	"time"
 
 	"github.com/miekg/dns"
 )
@@ -20,7 +18,7 @@ func (s *Server) serveQuery(w dns.ResponseWriter, r *dns.Msg, st *settings) {
 	if s.rateLimited(w, r, m.Rcode) {
 		return
 	}
-	s.write(w, r, m)
+	s.write(w, r, m, st)
 }
 
 // answer builds the reply to a query. It is apart from serveQuery so that
@@ -155,33 +153,6 @@ func (s *Server) additional(m *dns.Msg, st *settings, z servedZone, rrs []dns.RR
 		}
 	}
 }
-
-// write sends m sized for the transport: over UDP it fits the client's
-// EDNS0 payload size (512 without EDNS0), truncated with TC set when the
-// answer does not fit; over TCP it may be as large as a message can be.
-func (s *Server) write(w dns.ResponseWriter, r *dns.Msg, m *dns.Msg) {
-	size := dns.MinMsgSize
-	opt := r.IsEdns0()
-	if opt != nil {
-		size = max(int(opt.UDPSize()), dns.MinMsgSize)
-		m.SetEdns0(maxUDPPayload, false)
-	}
-	if _, tcp := w.RemoteAddr().(*net.TCPAddr); tcp {
-		size = dns.MaxMsgSize
-	}
-	m.Truncate(size)
-	if t := r.IsTsig(); t != nil {
-		// Verified by ServeDNS; the answer is signed in turn (RFC 8945).
-		m.SetTsig(t.Hdr.Name, t.Algorithm, t.Fudge, time.Now().Unix())
-	}
-	if err := w.WriteMsg(m); err != nil {
-		s.log.Debug("cannot send an answer", "peer", w.RemoteAddr().String(), "err", err)
-	}
-}
-
-// maxUDPPayload is the payload size this server advertises for what it
-// receives: the DNS Flag Day 2020 value, which avoids IP fragmentation.
-const maxUDPPayload = 1232
 
 // inZone reports whether name (absolute, lower-case) is zone or below it.
 func inZone(name, zone string) bool {

@@ -210,7 +210,7 @@ func (s *Server) bind() ([]*dns.Server, error) {
 	var servers []*dns.Server
 	newServer := func() *dns.Server {
 		return &dns.Server{Handler: s, TsigProvider: tsigProvider{s}, ReadTimeout: 10 * time.Second,
-			IdleTimeout: func() time.Duration { return 10 * time.Second }}
+			IdleTimeout: func() time.Duration { return 10 * time.Second }, DecorateReader: checkRequests}
 	}
 	if len(s.opts.PacketConns)+len(s.opts.Listeners) > 0 {
 		for _, pc := range s.opts.PacketConns {
@@ -268,17 +268,15 @@ func srvAddr(srv *dns.Server) string {
 // socket the server listens on.
 func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	st := s.settings()
-	if len(r.Question) != 1 || r.Response {
+	if len(r.Question) != 1 || r.Response || !ednsWellFormed(r) {
 		s.reply(w, r, dns.RcodeFormatError)
 		return
 	}
 	if t := r.IsTsig(); t != nil && w.TsigStatus() != nil {
-		// RFC 8945 §5.2: a signature that does not verify (unknown key,
-		// wrong MAC, time out of the fudge) is answered NOTAUTH.
 		peer := remoteAddr(w)
 		s.warnClient("bad TSIG|"+peer.String()+"|"+t.Hdr.Name, "request with a bad TSIG signature",
 			"peer", peer, "key", t.Hdr.Name, "err", w.TsigStatus())
-		s.reply(w, r, dns.RcodeNotAuth)
+		s.replyBadTSIG(w, r, st, w.TsigStatus())
 		return
 	}
 	switch r.Opcode {
@@ -301,7 +299,8 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	}
 }
 
-// reply sends an empty answer with rcode, echoing the question and EDNS0.
+// reply sends an empty answer with rcode, echoing the question, and
+// EDNS0 when the request's OPT record is well-formed.
 func (s *Server) reply(w dns.ResponseWriter, r *dns.Msg, rcode int) {
 	if s.rateLimited(w, r, rcode) {
 		return
@@ -309,8 +308,8 @@ func (s *Server) reply(w dns.ResponseWriter, r *dns.Msg, rcode int) {
 	m := new(dns.Msg)
 	m.SetRcode(r, rcode)
 	m.Authoritative = false
-	if o := r.IsEdns0(); o != nil {
-		m.SetEdns0(maxUDPPayload, false)
+	if o := r.IsEdns0(); o != nil && ednsWellFormed(r) {
+		m.SetEdns0(uint16(s.settings().udpMaxPayload()), o.Do())
 	}
 	// RFC 8945 §5.3: the answer to a signed request is signed too.
 	if t := r.IsTsig(); t != nil && w.TsigStatus() == nil {

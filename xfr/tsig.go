@@ -8,7 +8,10 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"hash"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -86,4 +89,60 @@ func (st *settings) tsigFor(z servedZone) (name, algorithm string, ok bool) {
 		return "", "", false
 	}
 	return dns.Fqdn(keyName(k)), algorithmName(key.Algorithm), true
+}
+
+// replyBadTSIG answers a request whose signature did not verify with
+// NOTAUTH and a TSIG record that says why (RFC 8945 §5.2), so that the
+// client can tell a wrong key from a wrong clock:
+//
+//   - BADKEY (a key or algorithm this server does not have) and BADSIG
+//     (a MAC that does not verify) are unsigned: the MAC is empty, the
+//     time signed is the server's (§5.3.2). Nothing is signed with a key
+//     the client did not prove it holds.
+//   - BADTIME (the MAC verified, the time is outside the fudge) is signed
+//     with the key over the request's MAC and time signed, with the
+//     server's time in Other Data (§5.2.3), as Knot and BIND send it.
+func (s *Server) replyBadTSIG(w dns.ResponseWriter, r *dns.Msg, st *settings, verr error) {
+	if s.rateLimited(w, r, dns.RcodeNotAuth) {
+		return
+	}
+	t := r.IsTsig()
+	m := new(dns.Msg)
+	m.SetRcode(r, dns.RcodeNotAuth)
+	if o := r.IsEdns0(); o != nil {
+		m.SetEdns0(uint16(st.udpMaxPayload()), o.Do())
+	}
+	now := time.Now().Unix()
+	rr := &dns.TSIG{Hdr: dns.RR_Header{Name: t.Hdr.Name, Rrtype: dns.TypeTSIG, Class: dns.ClassANY},
+		Algorithm: t.Algorithm, Fudge: t.Fudge, OrigId: r.Id, Error: tsigError(verr)}
+	m.Extra = append(m.Extra, rr)
+	var err error
+	if rr.Error == dns.RcodeBadTime {
+		rr.TimeSigned = t.TimeSigned
+		rr.OtherLen, rr.OtherData = 6, fmt.Sprintf("%012x", now)
+		err = w.WriteMsg(m) // the server's writer signs it with the request's MAC
+	} else {
+		// Packed here: the writer would put time signed 0 in an
+		// unsigned record.
+		rr.TimeSigned = uint64(now)
+		var b []byte
+		if b, err = m.Pack(); err == nil {
+			_, err = w.Write(b)
+		}
+	}
+	if err != nil {
+		s.log.Debug("cannot send an answer", "peer", w.RemoteAddr().String(), "err", err)
+	}
+}
+
+// tsigError is the TSIG error of a verification that failed with err:
+// miekg/dns checks the MAC before the time, so ErrTime means a valid MAC.
+func tsigError(err error) uint16 {
+	switch {
+	case errors.Is(err, dns.ErrTime):
+		return dns.RcodeBadTime
+	case errors.Is(err, dns.ErrSecret), errors.Is(err, dns.ErrKeyAlg):
+		return dns.RcodeBadKey
+	}
+	return dns.RcodeBadSig
 }
