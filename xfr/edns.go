@@ -70,40 +70,49 @@ func (c checkedReader) ReadPacketConn(conn net.PacketConn, timeout time.Duration
 	return checkShape(b), a, err
 }
 
+// headerLen is the length of a message's header.
+const headerLen = 12
+
 // checkShape returns msg, or, when its records do not end exactly where
-// the data does, its header and question followed by one octet that the
-// header counts as an additional record: the library's parser keeps the
-// question, fails on the record and answers FORMERR with the question
-// only. A message the walk cannot follow (a bad name) is left as it is:
-// the parser rejects that itself.
+// the data does, a message the library's parser rejects, so that it
+// answers FORMERR: the header and question followed by one octet the
+// header counts as an additional record — the parser keeps the
+// question and fails on the record — or, when the question itself is
+// cut short (which the parser would take with type and class 0), the
+// header followed by half a name. A message the walk cannot follow (a
+// bad name) is left as it is: the parser rejects that itself.
 func checkShape(msg []byte) []byte {
 	qEnd, ok := recordsEnd(msg)
 	if ok {
 		return msg
 	}
-	b := append(msg[:qEnd], 0)
-	binary.BigEndian.PutUint16(b[6:], 0)  // ANCOUNT
-	binary.BigEndian.PutUint16(b[8:], 0)  // NSCOUNT
-	binary.BigEndian.PutUint16(b[10:], 1) // ARCOUNT
+	tail, additional := byte(0), uint16(1)
+	if qEnd == headerLen && binary.BigEndian.Uint16(msg[4:]) > 0 {
+		tail, additional = 0xC0, 0 // a compression pointer without its second octet
+	}
+	b := append(msg[:qEnd], tail)
+	binary.BigEndian.PutUint16(b[6:], 0)           // ANCOUNT
+	binary.BigEndian.PutUint16(b[8:], 0)           // NSCOUNT
+	binary.BigEndian.PutUint16(b[10:], additional) // ARCOUNT
 	return b
 }
 
 // recordsEnd walks the questions and records msg's header counts. ok is
 // false when the data ends before the last one or goes on after it;
-// qEnd is then where the questions end. It allocates nothing.
+// qEnd is then where the questions end, or headerLen when they are cut
+// short. It allocates nothing.
 func recordsEnd(msg []byte) (qEnd int, ok bool) {
-	const header = 12
-	if len(msg) < header {
+	if len(msg) < headerLen {
 		return 0, true
 	}
 	count := func(at int) int { return int(binary.BigEndian.Uint16(msg[at:])) }
-	off := header
+	off := headerLen
 	for range count(4) {
-		if off == len(msg) {
-			return off, false
-		}
-		if off = skipName(msg, off) + 4; off < 4 || off > len(msg) {
+		if off = skipName(msg, off); off < 0 {
 			return 0, true
+		}
+		if off += 4; off > len(msg) {
+			return headerLen, false
 		}
 	}
 	qEnd = off

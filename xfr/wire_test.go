@@ -273,7 +273,7 @@ func TestEDNSAnswer(t *testing.T) {
 // additional section or with an owner other than the root, a header that
 // counts records the message does not hold, or octets after its last
 // record is answered FORMERR (RFC 6891 §6.1.1), like Knot: the question
-// copied, no OPT.
+// copied when it is whole, no OPT.
 func TestMalformedEDNS(t *testing.T) {
 	addr, _ := serve(t, testConfig(t, noRRL), testStore(t, queryZones), Options{})
 	query := func() *dns.Msg {
@@ -286,9 +286,10 @@ func TestMalformedEDNS(t *testing.T) {
 		return b
 	}
 	cases := []struct {
-		name  string
-		wire  func() []byte
-		rcode int
+		name       string
+		wire       func() []byte
+		rcode      int
+		noQuestion bool // the question cannot be echoed
 	}{
 		{name: "one OPT", rcode: dns.RcodeSuccess, wire: func() []byte { return pack(t, query()) }},
 		{name: "two OPT", rcode: dns.RcodeFormatError, wire: func() []byte {
@@ -323,6 +324,10 @@ func TestMalformedEDNS(t *testing.T) {
 		{name: "octets after the last record", rcode: dns.RcodeFormatError, wire: func() []byte {
 			return append(pack(t, query()), 0, 0, 0)
 		}},
+		{name: "question without class", rcode: dns.RcodeFormatError, noQuestion: true, wire: func() []byte {
+			b := pack(t, new(dns.Msg).SetQuestion("web.example.test.", dns.TypeA))
+			return b[:len(b)-2]
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -332,7 +337,11 @@ func TestMalformedEDNS(t *testing.T) {
 			if m.Rcode != tc.rcode || m.Id != id || !m.Response {
 				t.Fatalf("rcode %s, id %d; want %s, id %d", dns.RcodeToString[m.Rcode], m.Id, dns.RcodeToString[tc.rcode], id)
 			}
-			if len(m.Question) != 1 || m.Question[0].Name != "web.example.test." || m.Question[0].Qtype != dns.TypeA {
+			if tc.noQuestion {
+				if len(m.Question) != 0 {
+					t.Fatalf("question %v echoed from a question cut short", m.Question)
+				}
+			} else if len(m.Question) != 1 || m.Question[0].Name != "web.example.test." || m.Question[0].Qtype != dns.TypeA {
 				t.Fatalf("question %v, want the query's", m.Question)
 			}
 			if tc.rcode == dns.RcodeFormatError && (len(m.Answer)+len(m.Ns)+len(m.Extra) != 0 || m.Authoritative) {
