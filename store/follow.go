@@ -75,30 +75,45 @@ func (s *Store) catchUp(ctx context.Context, f Follower) error {
 			set[zone] = next
 		}
 	}
+	s.hintLocked(ctx, cur, errs)
 	var floors map[string]Serial
+	floorsRead := false
+	now := s.opts.Clock()
 	for zone, snap := range cur {
 		if listed[zone] {
+			delete(s.vanished, zone)
 			continue
 		}
-		if snap.Len() > 0 {
-			// A zone is published empty before it is dropped; one that
-			// vanishes with records was dropped only if its floor is at
-			// or past the served serial (a missed empty serial).
-			// Otherwise the backend lost it and the writer writes it
-			// back (restore.go): keep serving it meanwhile.
-			if floors == nil {
-				if floors, err = s.b.Floors(ctx); err != nil {
-					errs = append(errs, fmt.Errorf("follow: zone %s is gone: read the serial floors: %w", zone, err))
-					continue
-				}
+		if !floorsRead {
+			floorsRead = true
+			var ferr error
+			if floors, ferr = s.b.Floors(ctx); ferr != nil {
+				errs = append(errs, fmt.Errorf("follow: read the serial floors: %w", ferr))
 			}
-			if f, ok := floors[zone]; !ok || f.Less(snap.serial) {
+		}
+		// A zone is published empty before it is dropped; one that
+		// vanishes with records was dropped only if its floor is at or
+		// past the served serial (a missed empty serial). Otherwise the
+		// backend lost it and the writer writes it back (restore.go):
+		// keep serving it meanwhile, for vanishGrace at most.
+		f, dropped := floors[zone]
+		if snap.Len() > 0 && (!dropped || f.Less(snap.serial)) {
+			since, ok := s.vanished[zone]
+			if !ok {
+				s.vanished[zone], since = now, now
+			}
+			if now.Sub(since) < vanishGrace {
 				errs = append(errs, fmt.Errorf("follow: zone %s at serial %d is gone from the backend without a drop: %w", zone, snap.serial, errBackendBehind))
 				continue
 			}
+			s.log.Error("zone gone from the store without a drop and not written back; no longer served", "zone", zone, "serial", snap.serial, "after", vanishGrace)
 		}
+		delete(s.vanished, zone)
 		s.forgetZoneLocked(zone)
-		s.dropped[zone] = snap.serial
+		s.keepFloorLocked(zone, snap.serial)
+		if dropped {
+			s.keepFloorLocked(zone, f)
+		}
 		set[zone] = nil
 	}
 	if len(set) > 0 {
@@ -119,15 +134,15 @@ func (s *Store) followZoneLocked(ctx context.Context, f Follower, zone string, s
 	case err != nil:
 		return snap, fmt.Errorf("follow zone %s since %d: %w", zone, since, err)
 	case zd != nil && snap != nil && behind(zd.Serial, snap.serial):
-		return snap, fmt.Errorf("follow zone %s: the backend holds serial %d, behind the served %d: %w", zone, zd.Serial, snap.serial, errBackendBehind)
+		return snap, &behindError{zone, fmt.Sprintf("follow zone %s: the backend holds serial %d, behind the served %d: %v", zone, zd.Serial, snap.serial, errBackendBehind)}
 	case zd != nil && snap == nil && s.droppedAtOrAbove(zone, zd.Serial):
-		return nil, fmt.Errorf("follow zone %s: the backend holds serial %d of a zone dropped at %d: %w", zone, zd.Serial, s.dropped[zone], errBackendBehind)
+		return nil, &behindError{zone, fmt.Sprintf("follow zone %s: the backend holds serial %d of a zone dropped at %d: %v", zone, zd.Serial, s.dropped[zone], errBackendBehind)}
 	case zd != nil:
 		s.forgetZoneLocked(zone)
 		return s.loadZoneLocked(zone, zd), nil
 	}
 	if n := len(diffs); snap == nil && n > 0 && s.droppedAtOrAbove(zone, diffs[n-1].To) {
-		return nil, fmt.Errorf("follow zone %s: the backend holds serial %d of a zone dropped at %d: %w", zone, diffs[n-1].To, s.dropped[zone], errBackendBehind)
+		return nil, &behindError{zone, fmt.Sprintf("follow zone %s: the backend holds serial %d of a zone dropped at %d: %v", zone, diffs[n-1].To, s.dropped[zone], errBackendBehind)}
 	}
 	// No diffs and no data: the zone is at since, or it was dropped
 	// after f listed it (then the next change removes it).
@@ -147,6 +162,44 @@ func (s *Store) followZoneLocked(ctx context.Context, f Follower, zone string, s
 	}
 	return snap, nil
 }
+
+// vanishGrace is how long a follower keeps serving a zone that left the
+// store without a drop (a failover lost it) before it stops: the writer
+// writes such a zone back within a second when it knows it (restore.go).
+const vanishGrace = 10 * time.Second
+
+// hintLocked tells the writer, through a backend that takes hints, of
+// each zone errs found the store behind on: the serial this Store serves
+// it at, or the one it saw it dropped at (SerialHinter).
+func (s *Store) hintLocked(ctx context.Context, cur map[string]*Snapshot, errs []error) {
+	h, ok := s.b.(SerialHinter)
+	if !ok {
+		return
+	}
+	for _, err := range errs {
+		var be *behindError
+		if !errors.As(err, &be) {
+			continue
+		}
+		serial := s.dropped[be.zone]
+		if snap := cur[be.zone]; snap != nil {
+			serial = snap.serial
+		}
+		if herr := h.HintSerial(ctx, be.zone, serial); herr != nil {
+			s.log.Debug("cannot hint the writer of a serial", "zone", be.zone, "serial", serial, "err", herr)
+		}
+	}
+}
+
+// behindError is followZoneLocked's error for a zone the backend holds
+// behind this Store.
+type behindError struct {
+	zone string
+	msg  string
+}
+
+func (e *behindError) Error() string { return e.msg }
+func (e *behindError) Unwrap() error { return errBackendBehind }
 
 // errBackendBehind: the backend holds a zone behind what this Store
 // serves; a follower keeps serving its own until the writer has written

@@ -22,6 +22,7 @@ type Memory struct {
 	lastEpoch uint64
 	leaseCh   chan struct{} // closed and replaced whenever the lease changes hands
 	subs      map[chan struct{}]struct{}
+	hints     map[string]Serial // SerialHinter
 }
 
 var (
@@ -29,6 +30,7 @@ var (
 	_ Leaser       = (*Memory)(nil)
 	_ Follower     = (*Memory)(nil)
 	_ SerialLister = (*Memory)(nil)
+	_ SerialHinter = (*Memory)(nil)
 )
 
 // NewMemory returns an empty Memory.
@@ -118,6 +120,36 @@ func (m *Memory) Serials(ctx context.Context) (map[string]Serial, error) {
 		out[name] = z.Serial
 	}
 	return out, nil
+}
+
+// HintSerial raises zone's hint to serial (SerialHinter).
+func (m *Memory) HintSerial(ctx context.Context, zone string, serial Serial) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.hints == nil {
+		m.hints = map[string]Serial{}
+	}
+	if cur, ok := m.hints[zone]; !ok || cur.Less(serial) {
+		m.hints[zone] = serial
+	}
+	return nil
+}
+
+// SerialHints returns a copy of the hints (SerialHinter).
+func (m *Memory) SerialHints(ctx context.Context) (map[string]Serial, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.hints), nil
+}
+
+// ClearSerialHint deletes zone's hint if it is serial (SerialHinter).
+func (m *Memory) ClearSerialHint(ctx context.Context, zone string, serial Serial) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.hints[zone] == serial {
+		delete(m.hints, zone)
+	}
+	return nil
 }
 
 // Floors returns a copy of the final serials of the zones dropped.

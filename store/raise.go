@@ -47,6 +47,12 @@ func (s *Store) RaiseSerial(ctx context.Context, zone string, above Serial) (ser
 	if err := s.restoreLostLocked(ctx); err != nil {
 		return 0, false, fmt.Errorf("raise serial of %s: %w", zone, err)
 	}
+	return s.raiseLocked(ctx, zone, above)
+}
+
+// raiseLocked is RaiseSerial after the held commit and the lost zones
+// are dealt with.
+func (s *Store) raiseLocked(ctx context.Context, zone string, above Serial) (serial Serial, reached bool, err error) {
 	cur := (*s.zones.Load())[zone]
 	if cur == nil {
 		return 0, false, fmt.Errorf("raise serial of %s above %d: %w", zone, above, ErrNoZone)

@@ -22,6 +22,7 @@ var (
 	_ Leaser       = (*Redis)(nil)
 	_ Follower     = (*Redis)(nil)
 	_ SerialLister = (*Redis)(nil)
+	_ SerialHinter = (*Redis)(nil)
 )
 
 // Defaults of RedisOptions.
@@ -127,7 +128,7 @@ func (r *Redis) Ping(ctx context.Context) error {
 
 // redisScripts are loaded into the server's script cache by OpenRedis.
 var redisScripts = []*redis.Script{redisApplyScript, redisFenceScript,
-	redisAcquireScript, redisRenewScript, redisReleaseScript}
+	redisAcquireScript, redisRenewScript, redisReleaseScript, redisHintScript, redisClearHintScript}
 
 // Close closes the connections.
 func (r *Redis) Close() error {

@@ -23,6 +23,9 @@ package store
 //	{cnsd}:lease  "<holder id> <epoch>", with the lease TTL
 //	{cnsd}:epoch  highest epoch handed out or written (INCR counter)
 //	{cnsd}:floors set of zone names that have a floor key
+//	{cnsd}:seen   hash: zone → the highest serial a following process
+//	              serves, or saw the zone dropped at, while the store
+//	              holds the zone at or below it (redis_hints.go)
 //
 // Commits are announced on the pub/sub channel cnsd:commits as
 // "<zone> <serial>".
@@ -30,6 +33,7 @@ const (
 	redisZonesKey  = "{cnsd}:zones"
 	redisLeaseKey  = "{cnsd}:lease"
 	redisEpochKey  = "{cnsd}:epoch"
+	redisSeenKey   = "{cnsd}:seen"
 	redisCommitsCh = "cnsd:commits"
 )
 

@@ -19,6 +19,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -122,6 +123,20 @@ type SerialLister interface {
 	Serials(ctx context.Context) (map[string]Serial, error)
 }
 
+// SerialHinter is a Backend through which following processes tell the
+// writer of serials they serve above the store's. A follower that finds
+// the store holding a zone below the serial it serves (or at or below the
+// serial it saw the zone dropped at) keeps serving its own and hints that
+// serial; the writer's Verify raises the zone past it, so that the
+// follower takes the writer's zone again without its serial going back.
+// That happens when a failover lost commits the follower had seen and the
+// writer had not (a new writer, or one whose view was reloaded).
+type SerialHinter interface {
+	HintSerial(ctx context.Context, zone string, serial Serial) error
+	SerialHints(ctx context.Context) (map[string]Serial, error)
+	ClearSerialHint(ctx context.Context, zone string, serial Serial) error
+}
+
 // Verify compares the backend's zone serials with the published ones and
 // writes back every zone the backend lost commits of (see restore.go),
 // returning the zones it found behind. A backend that cannot list its
@@ -156,17 +171,50 @@ func (s *Store) Verify(ctx context.Context) ([]string, error) {
 			found = append(found, zone)
 		}
 	}
-	if len(found) == 0 && !s.stale {
-		return nil, nil
-	}
 	slices.Sort(found)
-	if err := s.reloadLocked(ctx); err != nil {
-		return found, fmt.Errorf("verify the backend: load the zones again: %w", err)
+	if len(found) > 0 || s.stale {
+		if err := s.reloadLocked(ctx); err != nil {
+			return found, fmt.Errorf("verify the backend: load the zones again: %w", err)
+		}
+		if err := s.restoreLostLocked(ctx); err != nil {
+			return found, fmt.Errorf("verify the backend: %w", err)
+		}
 	}
-	if err := s.restoreLostLocked(ctx); err != nil {
-		return found, fmt.Errorf("verify the backend: %w", err)
+	return found, s.raiseHintedLocked(ctx)
+}
+
+// raiseHintedLocked raises every zone a follower hinted a serial at or
+// above the zone's for, past that serial, and clears the hints dealt
+// with.
+func (s *Store) raiseHintedLocked(ctx context.Context) error {
+	h, ok := s.b.(SerialHinter)
+	if !ok {
+		return nil
 	}
-	return found, nil
+	hints, err := h.SerialHints(ctx)
+	if err != nil || len(hints) == 0 {
+		return err
+	}
+	var errs []error
+	for _, zone := range slices.Sorted(maps.Keys(hints)) {
+		above := hints[zone]
+		if snap := (*s.zones.Load())[zone]; snap != nil && !above.Less(snap.serial) {
+			serial, reached, err := s.raiseLocked(ctx, zone, above)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			s.log.Warn("serial raised past one a follower serves or saw the zone dropped at (a failover lost commits)",
+				"zone", zone, "follower_serial", above, "serial", serial)
+			if !reached {
+				continue // the second step comes with the next Verify
+			}
+		}
+		if err := h.ClearSerialHint(ctx, zone, above); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // describeLost names the lost zones and their stored serials for a log

@@ -318,3 +318,80 @@ func TestOpenAfterTakesOverWhatTheFollowerServed(t *testing.T) {
 		t.Error("the dropped zone has no floor in the backend after the takeover")
 	}
 }
+
+// TestFollowerHintRaisesTheWriter: a writer that never knew the commits
+// a failover lost (it opened on the stale store) is told of them by a
+// follower that served them; it raises the zone past the follower's
+// serial and the follower takes its zone, its serial going forward only.
+func TestFollowerHintRaisesTheWriter(t *testing.T) {
+	m := NewMemory()
+	w, clk := open(t, m, Options{})
+	commit(t, w, contrib("vm1", map[string][]Record{zoneFwd: {fwd("vm1", "one", "192.0.2.1")}}))
+	rollback := checkpoint(m)
+	clk.Set(t0.Add(time.Minute))
+	commit(t, w, contrib("vm2", map[string][]Record{zoneFwd: {fwd("vm2", "two", "192.0.2.2")}}))
+	commit(t, w, contrib("vm3", map[string][]Record{zoneFwd: {fwd("vm3", "three", "192.0.2.3")}}))
+	served := w.Snapshot(zoneFwd).Serial()
+	rollback()
+
+	n, _ := open(t, m, Options{Clock: clk.Now, Epoch: 2}) // knows only the stale store
+	f, err := OpenAfter(context.Background(), m, Options{Clock: clk.Now}, nil, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- f.Follow(ctx, m) }()
+	waitFor(t, func() bool { h, _ := m.SerialHints(ctx); return h[zoneFwd] == served }, "the follower's hint")
+	if got := f.Snapshot(zoneFwd).Serial(); got != served {
+		t.Fatalf("follower serves %d, want %d as before", got, served)
+	}
+	if _, err := n.Verify(ctx); err != nil {
+		t.Fatalf("writer Verify: %v", err)
+	}
+	raised := n.Snapshot(zoneFwd).Serial()
+	if !served.Less(raised) {
+		t.Fatalf("writer at %d after the hint, want above %d", raised, served)
+	}
+	if h, _ := m.SerialHints(ctx); len(h) != 0 {
+		t.Errorf("hints left after the raise: %v", h)
+	}
+	waitFor(t, func() bool { return f.Snapshot(zoneFwd).Serial() == raised }, "the follower takes the writer's zone")
+	if got, want := len(all(f, zoneFwd)), len(all(n, zoneFwd)); got != want {
+		t.Errorf("follower serves %d records, the writer %d", got, want)
+	}
+	cancel()
+	<-done
+}
+
+// TestFollowerDropsAVanishedZoneAfterGrace: a zone gone from the store
+// without a drop, which no writer writes back, is served for vanishGrace
+// and then no longer.
+func TestFollowerDropsAVanishedZoneAfterGrace(t *testing.T) {
+	m := NewMemory()
+	w, clk := open(t, m, Options{})
+	rollback := checkpoint(m)
+	commit(t, w, contrib("vm1", map[string][]Record{zoneFwd: {fwd("vm1", "one", "192.0.2.1")}}))
+	f, _ := open(t, m, Options{Clock: clk.Now})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- f.Follow(ctx, m) }()
+	rollback()
+	wake := func() {
+		if err := m.Apply(ctx, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wake()
+	time.Sleep(50 * time.Millisecond)
+	if f.Snapshot(zoneFwd) == nil {
+		t.Fatal("follower dropped the vanished zone at once")
+	}
+	clk.Set(t0.Add(vanishGrace + time.Second))
+	wake()
+	waitFor(t, func() bool { return f.Snapshot(zoneFwd) == nil }, "the follower drops the zone after the grace")
+	cancel()
+	<-done
+}

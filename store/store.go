@@ -62,6 +62,9 @@ type Store struct {
 	// lost holds the zones the backend was found behind the published
 	// state in, to be written back (restore.go).
 	lost map[string]lostZone
+	// vanished holds when a following Store first found each zone it
+	// serves gone from the backend without a drop (follow.go).
+	vanished map[string]time.Time
 	// restored counts the zones written back (ZonesRestored).
 	restored atomic.Int64
 
@@ -94,7 +97,7 @@ func Open(ctx context.Context, b Backend, opts Options, log *slog.Logger) (*Stor
 		opts.JournalBytes = 16 << 20
 	}
 	s := &Store{b: b, opts: opts, log: log, vms: map[string]map[string][]Record{},
-		vmZones: map[string][]string{}, dropped: map[string]Serial{}, lost: map[string]lostZone{}}
+		vmZones: map[string][]string{}, dropped: map[string]Serial{}, lost: map[string]lostZone{}, vanished: map[string]time.Time{}}
 	data, err := b.Load(ctx, func(key string, err error) {
 		log.Warn("skipping a value that cannot be decoded", "key", key, "err", err)
 	})
