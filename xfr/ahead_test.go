@@ -136,3 +136,24 @@ func TestSecondaryAheadByIXFR(t *testing.T) {
 		t.Errorf("error lines: %q, want one", got)
 	}
 }
+
+// TestSecondaryAheadTwoSteps: a secondary ahead by 2^31-1, the most RFC
+// 1982 orders, cannot be passed in one step: the serial moves by 2^31-2
+// first (not onto the secondary's), then, at the next observation, one
+// past it.
+func TestSecondaryAheadTwoSteps(t *testing.T) {
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	cur := uint32(src.Snapshot("example.test.").Serial())
+	ahead := cur + 1<<31 - 1
+	f, _, logs, _ := startAhead(t, src, ahead)
+	eventually(t, "the serial to move past the secondary's", func() bool {
+		return uint32(src.Snapshot("example.test.").Serial()) == ahead+1
+	}, logs.String)
+	raised := logs.Lines("serial raised past a secondary's", "peer="+f.addr.String())
+	if len(raised) != 2 || !strings.Contains(raised[0], "two_steps=true") ||
+		!strings.Contains(raised[0], "zone_serial="+strconv.FormatUint(uint64(cur+1<<31-2), 10)) ||
+		!strings.Contains(raised[1], "two_steps=false") {
+		t.Errorf("raise lines %q, want a first step to %d then the second", raised, cur+1<<31-2)
+	}
+	eventually(t, "the NOTIFY of the final serial", func() bool { return slices.Contains(f.seen(), ahead+1) })
+}
