@@ -157,9 +157,7 @@ func (t *tracker) observed(addr netip.Addr, zone string, serial uint32) {
 			pz.want, pz.wantSince = uint32(snap.Serial()), now
 		}
 	}
-	if pz.confirmed == 0 || !store.Serial(serial).Less(store.Serial(pz.confirmed)) {
-		pz.confirmed, pz.confirmedAt = serial, now
-	}
+	pz.confirm(serial, now)
 	t.observeLocked(targets[0], zone, pz, serial)
 	t.startLocked(targets[0], zone, pz)
 }

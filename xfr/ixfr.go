@@ -25,6 +25,8 @@ func (s *Server) serveIXFR(w dns.ResponseWriter, r *dns.Msg, st *settings) {
 	cur := z.snap.Serial()
 	if isAhead(uint32(have), cur) {
 		s.peers.observed(remoteAddr(w), z.name, uint32(have))
+	} else {
+		s.peers.holds(remoteAddr(w), z.name, uint32(have))
 	}
 	x := newStream(w, r)
 	soa := st.soa(z, uint32(cur))

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-
-	"github.com/cnsd/cnsd/store"
 )
 
 // work brings one secondary up to date on one zone: NOTIFY with the
@@ -46,6 +44,7 @@ func (t *tracker) work(ctx context.Context, addr netip.AddrPort, zone string) {
 			err := t.notify(ctx, addr, zone, serial)
 			t.mu.Lock()
 			pz.notified, pz.lastNotify = serial, t.s.opts.Clock()
+			pz.accepted = err == nil
 			if err != nil {
 				pz.notifyFailed++
 			}
@@ -165,9 +164,19 @@ func (t *tracker) source(target netip.Addr) (netip.Addr, bool) {
 
 // poll asks the secondary for the zone's SOA and records the serial it
 // serves; a secondary behind for longer than StaleAfter is marked stale
-// and no longer waited for.
+// and no longer waited for. One that answers with an error rcode after
+// transferring the zone or taking its NOTIFY is confirmed otherwise
+// (unpolled.go).
 func (t *tracker) poll(ctx context.Context, addr netip.AddrPort, zone string) {
-	serial, err := t.querySOA(ctx, addr, zone)
+	t.mu.Lock()
+	pz := t.zoneLocked(addr, zone)
+	unpolled := pz != nil && pz.unpolled
+	t.mu.Unlock()
+	var serial uint32
+	err := errUnpolled
+	if !unpolled {
+		serial, err = t.querySOA(ctx, addr, zone)
+	}
 	now := t.s.opts.Clock()
 	t.mu.Lock()
 	p, pz := t.peers[addr], t.zoneLocked(addr, zone)
@@ -175,14 +184,14 @@ func (t *tracker) poll(ctx context.Context, addr netip.AddrPort, zone string) {
 		t.mu.Unlock()
 		return
 	}
-	if err == nil && (pz.confirmed == 0 || !store.Serial(serial).Less(store.Serial(pz.confirmed))) {
-		pz.confirmed, pz.confirmedAt = serial, now
-		if pz.reached() {
-			pz.stale = false
-		}
-	}
-	if err == nil {
+	switch re := (soaRcodeError{}); {
+	case err == nil:
+		pz.confirm(serial, now)
 		t.observeLocked(addr, zone, pz, serial)
+	case errors.As(err, &re):
+		t.refusedLocked(addr, zone, pz, re.rcode, now)
+	case pz.unpolled:
+		pz.confirmRefresh(now)
 	}
 	if !pz.reached() && now.Sub(pz.wantSince) > t.s.opts.StaleAfter && !pz.stale {
 		pz.stale = true
@@ -202,7 +211,8 @@ func (t *tracker) poll(ctx context.Context, addr netip.AddrPort, zone string) {
 	}
 }
 
-// querySOA returns the serial the secondary at addr serves for zone.
+// querySOA returns the serial the secondary at addr serves for zone; an
+// answer without it is a soaRcodeError.
 func (t *tracker) querySOA(ctx context.Context, addr netip.AddrPort, zone string) (uint32, error) {
 	m := new(dns.Msg)
 	m.SetQuestion(zone, dns.TypeSOA)
@@ -216,8 +226,13 @@ func (t *tracker) querySOA(ctx context.Context, addr netip.AddrPort, zone string
 			return soa.Serial, nil
 		}
 	}
-	return 0, errors.New("no SOA in the answer: " + dns.RcodeToString[r.Rcode])
+	return 0, soaRcodeError{r.Rcode}
 }
+
+// soaRcodeError is an SOA query answered without the zone's SOA.
+type soaRcodeError struct{ rcode int }
+
+func (e soaRcodeError) Error() string { return "no SOA in the answer: " + dns.RcodeToString[e.rcode] }
 
 // queryVersion asks version.bind CH TXT, which BIND, Knot and most others
 // answer with their software and version; "" when it does not.

@@ -62,6 +62,16 @@ type peerZone struct {
 	wake chan struct{}
 	// ahead is the secondary serving a serial ahead of the zone's.
 	ahead aheadState
+	// fetched is the serial of its last transfer of the zone, accepted
+	// says it answered the last NOTIFY without error. unpolled: it
+	// refuses SOA queries for the zone although it takes the zone's
+	// NOTIFY or transfers it (Knot does not serve a catalog zone it
+	// interprets); it is polled no more, and confirmed by what it does
+	// (unpolled.go). refresh is the serial its SOA queries to this
+	// server were answered, first at refreshAt, with no transfer since.
+	fetched, refresh   uint32
+	refreshAt          time.Time
+	accepted, unpolled bool
 }
 
 func newTracker(s *Server) *tracker {
@@ -169,6 +179,17 @@ func (t *tracker) want(addr netip.AddrPort, zone string, serial uint32, now time
 // due reports whether a NOTIFY is owed or the serial is not confirmed.
 func (pz *peerZone) due() bool {
 	return pz.notified != pz.want || !pz.reached()
+}
+
+// confirm records that the secondary serves serial at now, unless it
+// was seen serving a later one.
+func (pz *peerZone) confirm(serial uint32, now time.Time) {
+	if pz.confirmed == 0 || !store.Serial(serial).Less(store.Serial(pz.confirmed)) {
+		pz.confirmed, pz.confirmedAt = serial, now
+		if pz.reached() {
+			pz.stale = false
+		}
+	}
 }
 
 // reached reports whether the secondary confirmed the wanted serial. One
@@ -324,8 +345,12 @@ func (t *tracker) transferred(addr netip.Addr, zone string, serial uint32, kind 
 		} else {
 			pz.ixfr++
 		}
-		// It has the serial it fetched; the worker confirms by polling.
-		pz.notified = serial
+		// It has the serial it fetched: the worker confirms by polling,
+		// or, where it cannot, the transfer does.
+		pz.notified, pz.fetched, pz.refresh = serial, serial, 0
+		if pz.unpolled {
+			pz.confirm(serial, now)
+		}
 	}
 	t.mu.Unlock()
 	for _, target := range targets {

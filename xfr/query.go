@@ -15,6 +15,7 @@ const maxChain = 8
 func (s *Server) serveQuery(w dns.ResponseWriter, r *dns.Msg, st *settings) {
 	m := s.answer(r, st)
 	s.countQuery(m.Rcode)
+	s.peers.refreshed(remoteAddr(w), m) // a secondary's SOA query (unpolled.go)
 	if s.rateLimited(w, r, m.Rcode) {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -64,4 +65,87 @@ func runCatalog(t *testing.T, cfg *schema.Config, st *store.Store) {
 			t.Errorf("catalog: %v", err)
 		}
 	})
+}
+
+// TestCatalogConsumerConfirmed: a secondary that consumes the catalog is
+// confirmed on the catalog zone as on its members, and no NOTIFY is sent
+// to it again once it has transferred the serial. Knot does not serve a
+// catalog zone it interprets (it answers an SOA query for it REFUSED):
+// its transfers alone tell that it follows, and must not leave it
+// reported behind, then stale, while cnsd keeps sending the NOTIFY.
+func TestCatalogConsumerConfirmed(t *testing.T) {
+	const (
+		catalog = "catalog.cnsd.invalid."
+		fwd     = "fwd.cnsd.test."
+		rev     = "2.0.192.in-addr.arpa."
+	)
+	const staleAfter = 3 * time.Second
+	for _, sec := range secondaries {
+		t.Run(sec.name, func(t *testing.T) {
+			if sec.name == "nsd" {
+				t.Skip("NSD 4.6, Debian 12's, does not consume catalog zones (NSD 4.9 does)")
+			}
+			st := openStore(t, store.Options{})
+			zones := map[string][]store.Record{fwd: {rec("h5."+fwd, dns.TypeA, "192.0.2.5")}}
+			commit(t, st, zones)
+			c := listenCNSD(t)
+			s := sec.start(t, secondarytest.Config{Primary: c.addr, Catalog: catalog})
+			cfg := parseConfig(t, `{"my_name": "ns1.cnsd.test", "hostmaster": "hostmaster@cnsd.test",
+				"forward_zones": {"fwd.cnsd.test": {"networks": ["*"], "peers": [%[1]q]}},
+				"reverse_zones": {"peers": [%[1]q]},
+				"catalog_zone": {"peers": [%[1]q]}}`, peer(s))
+			c.run(t, cfg, st, xfr.Options{NotifyResend: 200 * time.Millisecond, StaleAfter: staleAfter})
+			runCatalog(t, cfg, st)
+			s.WaitAnswer(t, "h5."+fwd, "A", waitTimeout, hasAnswer)
+			// A new member: the catalog's serial moves on.
+			zones[rev] = []store.Record{rec("5."+rev, dns.TypePTR, "h5."+fwd)}
+			commit(t, st, zones)
+			s.WaitAnswer(t, "5."+rev, "PTR", waitTimeout, hasAnswer)
+
+			current := func() (map[string]xfr.PeerZone, bool) {
+				got := peerZones(c.srv, peer(s))
+				for _, z := range []string{catalog, fwd, rev} {
+					pz, ok := got[z]
+					if !ok || pz.Want == 0 || pz.Serial != pz.Want || !pz.BehindSince.IsZero() || pz.Stale {
+						return got, false
+					}
+				}
+				return got, true
+			}
+			deadline := time.Now().Add(waitTimeout)
+			got, ok := current()
+			for ; !ok && time.Now().Before(deadline); got, ok = current() {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if !ok {
+				t.Fatalf("%s: peer zones %+v, want the catalog and both members confirmed at their serials", sec.name, got)
+			}
+			// Longer than a secondary may stay behind: it stays current,
+			// and is sent no NOTIFY meanwhile.
+			time.Sleep(staleAfter + time.Second)
+			later, ok := current()
+			if !ok {
+				t.Fatalf("%s: %v later, peer zones %+v, want every zone still confirmed", sec.name, staleAfter+time.Second, later)
+			}
+			for z, pz := range later {
+				if pz.NotifySent != got[z].NotifySent {
+					t.Errorf("%s %s: %d NOTIFYs sent, %d before: sent again to a secondary that serves the serial",
+						sec.name, z, pz.NotifySent, got[z].NotifySent)
+				}
+			}
+		})
+	}
+}
+
+// peerZones is what srv knows of each zone on the secondary at addr.
+func peerZones(srv *xfr.Server, addr string) map[string]xfr.PeerZone {
+	out := map[string]xfr.PeerZone{}
+	for _, p := range srv.Peers() {
+		if p.Addr == addr {
+			for _, z := range p.Zones {
+				out[z.Zone] = z
+			}
+		}
+	}
+	return out
 }
