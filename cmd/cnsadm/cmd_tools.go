@@ -155,7 +155,7 @@ func cmdBindConfig(ctx context.Context, e *env, args []string) error {
 		if cfgErr == nil && cfg.CatalogZone.Name != "" {
 			name = cfg.CatalogZone.Name
 		}
-		fmt.Fprintf(e.stdout, "options {\n\tallow-notify { %s; };\n\tcatalog-zones {\n\t\tzone %q\n\t\t\tdefault-primaries { %s; }\n\t\t\tzone-directory \"cnsd\";\n\t};\n};\n", addr, name, prim)
+		fmt.Fprintf(e.stdout, "options {\n\tallow-notify { %s; };\n\t%s\n\tcheck-names secondary ignore;\n\tcatalog-zones {\n\t\tzone %q\n\t\t\tdefault-primaries { %s; }\n\t\t\tzone-directory \"cnsd\";\n\t};\n};\n", addr, checkNamesComment, name, prim)
 		fmt.Fprintf(e.stdout, "zone %q {\n\ttype secondary;\n\tprimaries { %s; };\n\tfile %q;\n};\n", name, prim, name+".db")
 		return nil
 	}
@@ -167,10 +167,18 @@ func cmdBindConfig(ctx context.Context, e *env, args []string) error {
 		if cfgErr == nil && z.Name == cfg.CatalogZone.Name {
 			continue
 		}
-		fmt.Fprintf(e.stdout, "zone %q {\n\ttype secondary;\n\tprimaries { %s; };\n\tfile %q;\n};\n", z.Name, prim, "cnsd/"+z.Name+".db")
+		fmt.Fprintf(e.stdout, "zone %q {\n\ttype secondary;\n\tprimaries { %s; };\n\tfile %q;\n\t%s\n\tcheck-names ignore;\n};\n",
+			z.Name, prim, "cnsd/"+z.Name+".db", checkNamesComment)
 	}
 	return nil
 }
+
+// checkNamesComment says why bind-config turns BIND's check-names off:
+// a service tagged "_name._tcp" has its A, AAAA and TXT records at an
+// owner with underscores, as in Triton CNS (docs/differences.md), which
+// BIND's default for secondary zones (check-names secondary warn) logs
+// at every load.
+const checkNamesComment = "// service names _name._tcp carry A/AAAA records (see cnsd's docs/differences.md)"
 
 // help prints the manual page of a command, or the list of them.
 func help(w io.Writer, args []string) error {

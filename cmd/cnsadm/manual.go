@@ -158,7 +158,10 @@ DESCRIPTION
     Prints BIND statements that make a BIND server a secondary of every
     zone cnsd serves now (forward and reverse), or with -catalog of cnsd's
     catalog zone, which lists every zone, reverse zones that appear later
-    included (BIND 9.18 or later; recommended).
+    included (BIND 9.18 or later; recommended). Each zone, or with
+    -catalog every zone of the catalog, gets check-names ignore: services
+    tagged _name._tcp have A/AAAA records at that owner, as in Triton CNS,
+    which BIND would otherwise log as bad owner names at every load.
 
 OPTIONS
     -catalog           the catalog-zone set-up.
