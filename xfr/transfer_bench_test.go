@@ -6,6 +6,7 @@ import (
 	"net"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -59,7 +60,7 @@ func BenchmarkAXFR(b *testing.B) {
 			for b.Loop() {
 				recs = axfrOnce(b, addr)
 			}
-			after := s.TransferCounts()
+			after := countedAfter(b, s, before, b.N)
 			n := float64(after.AXFR - before.AXFR)
 			b.ReportMetric(float64(after.Messages-before.Messages)/n, "msgs/op")
 			b.ReportMetric(float64(after.Bytes-before.Bytes)/n, "wire-bytes/op")
@@ -98,10 +99,30 @@ func BenchmarkIXFR100Changes(b *testing.B) {
 			recs += len(env.RR)
 		}
 	}
-	after := s.TransferCounts()
+	after := countedAfter(b, s, before, b.N)
 	n := float64(after.IXFR - before.IXFR)
 	b.ReportMetric(float64(recs), "records/op")
 	b.ReportMetric(float64(after.Bytes-before.Bytes)/n, "wire-bytes/op")
+}
+
+// countedAfter waits until the server has counted n more transfers than
+// in before and returns its counts. The server counts a transfer after
+// writing its last message, so a client that has read that message can
+// be done before the count is made: read at once, the counts could miss
+// the last transfers, or all of them (0 transfers: NaN per op).
+func countedAfter(b *testing.B, s *Server, before TransferCounts, n int) TransferCounts {
+	b.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c := s.TransferCounts()
+		if c.AXFR+c.IXFR-before.AXFR-before.IXFR >= uint64(n) {
+			return c
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the server counted %d of %d transfers after 10 s", c.AXFR+c.IXFR-before.AXFR-before.IXFR, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func axfrOnce(b *testing.B, addr string) (recs int) {
