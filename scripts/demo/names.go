@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -45,7 +46,7 @@ const (
 // in one zone, everything else in a catch-all zone. Loopback may transfer
 // the zones, so that the printed dig AXFR works: cnsd lets nobody transfer
 // unless the configuration says so.
-func config(o options, dir, cloudURL string, f fixture) string {
+func config(o options, dir, cloudURL, ldapURL string, f fixture) string {
 	public := []string{}
 	for _, p := range f.NetworkPools {
 		if p.Name == "public" {
@@ -69,20 +70,19 @@ func config(o options, dir, cloudURL string, f fixture) string {
   "vmapi_opts": {"url": %q},
   "cnapi_opts": {"url": %q},
   "napi_opts": {"url": %q},
-  "ufds_opts": {"url": "ldap://127.0.0.1:%d", "bindDN": "cn=root, o=smartdc", "bindPassword": "ufdstest"}
+  "ufds_opts": {"url": %q, "bindDN": "cn=root, o=smartdc", "bindPassword": "ufdstest"}
 }
-`, zones, dir+"/cnsd.db", o.dnsPort, o.apiPort, cloudURL, cloudURL, cloudURL, o.ldapPort)
+`, zones, dir+"/cnsd.db", o.dnsPort, o.apiPort, cloudURL, cloudURL, cloudURL, ldapURL)
 }
 
-// suggestions picks a running VM with a service whose owner has CNS
-// enabled, waits until cnsd publishes it, and returns commands that show
-// it off.
-func suggestions(ctx context.Context, o options, a apiAccess, cloudURL string, f fixture) ([]string, error) {
-	vm, err := example(f)
+// published picks a running VM with a service whose owner has CNS
+// enabled and waits until cnsd publishes it; it returns the VM and its
+// names.
+func published(ctx context.Context, a apiAccess, f fixture) (vm string, names []string, err error) {
+	vm, err = example(f)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	var names []string
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		var v struct{ Names []string }
@@ -90,28 +90,45 @@ func suggestions(ctx context.Context, o options, a apiAccess, cloudURL string, f
 			names = v.Names
 		}
 		if slices.ContainsFunc(names, isPublicInst) {
-			break
+			return vm, names, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("cnsd did not publish VM %s within 60 s (names %v)", vm, names)
+			return "", nil, fmt.Errorf("cnsd did not publish VM %s within 60 s (names %v)", vm, names)
 		}
-		time.Sleep(200 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return "", nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
-	inst := shortest(names, isPublicInst)
-	dig := fmt.Sprintf("dig @127.0.0.1 -p %d +short", o.dnsPort)
+}
+
+// suggestions are the lines to try for vm and its names: dig lines when
+// dig is installed, curl lines when curl is, cnsadm lines always. Every
+// line works as printed from the directory the demo runs in; the last
+// one changes the cloud.
+func suggestions(o options, a apiAccess, cloudURL, vm string, names []string, t tools) []string {
+	var try []string
+	if t.dig {
+		dig := fmt.Sprintf("dig @127.0.0.1 -p %d", o.dnsPort)
+		try = append(try, dig+" +short "+shortest(names, isPublicInst))
+		if svc := shortest(names, isPublicSvc); svc != "" {
+			try = append(try, dig+" +short "+svc, dig+" +short SRV "+svc)
+		}
+		try = append(try, dig+" SOA "+publicZone, dig+" AXFR "+publicZone)
+	}
 	// cnsadm reads the API token from the file cnsd's configuration names.
-	cnsadm := fmt.Sprintf("%s/cnsadm -api %s -config %s", o.bin, a.url, a.config)
-	try := []string{dig + " " + inst}
-	if svc := shortest(names, isPublicSvc); svc != "" {
-		try = append(try, dig+" "+svc, dig+" SRV "+svc)
+	cnsadm := fmt.Sprintf("%s -api %s -config %s", shown(filepath.Join(o.bin, "cnsadm")), a.url, shown(a.config))
+	for _, c := range []string{"status", "zones", "vm " + vm, "peers", "config show", "bind-config"} {
+		try = append(try, cnsadm+" "+c)
 	}
-	return append(try,
-		fmt.Sprintf("dig @127.0.0.1 -p %d AXFR %s", o.dnsPort, publicZone),
-		cnsadm+" status",
-		cnsadm+" vm "+vm,
-		fmt.Sprintf(`curl -H "Authorization: Bearer $(cat %s)" %s/zones`, a.tokenFile, a.url),
-		fmt.Sprintf("curl -X PUT -d '{\"state\":\"stopped\"}' %s/_mock/vms/%s/state   # then dig again", cloudURL, vm),
-	), nil
+	if t.curl {
+		try = append(try,
+			fmt.Sprintf(`curl -fsS -w '\n' -H "Authorization: Bearer $(cat %s)" %s/zones`, shown(a.tokenFile), a.url),
+			fmt.Sprintf(`curl -fsS -w '\n' -H "Authorization: Bearer $(cat %s)" %s/vm/%s`, shown(a.tokenFile), a.url, vm),
+			fmt.Sprintf(`curl -fsS -w '\n' -X PUT -d '{"state":"stopped"}' %s/_mock/vms/%s/state   # stops the VM: dig again`, cloudURL, vm))
+	}
+	return try
 }
 
 // shortest returns the shortest of names that ok accepts: the one with
