@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # testdeps.sh checks that the programs cnsd's tests start as real processes
 # (Redis, BIND, Knot, NSD, PowerDNS, OpenLDAP and their clients) are installed.
+# `testdeps.sh demo` checks only what `make run` needs: OpenLDAP (the
+# simulated cloud's UFDS), and dig and curl for the lines the demo prints.
 #
 # Run as root on Debian or Ubuntu, it installs the missing packages without
 # prompting and leaves none of their services running: the tests start their
 # own servers on their own ports. Run as anyone else, it names the missing
-# packages and the command that installs them, and exits 1.
+# packages and the command that installs them, and exits 1 — except for
+# the demo's dig and curl, without which the demo leaves their lines out.
 set -euo pipefail
 
 # named and slapd live in /usr/sbin, which is not on a normal user's PATH.
 export PATH="$PATH:/usr/sbin:/sbin"
 
 # command:package pairs, in the order they are reported; a command that is
-# an absolute path is a file the package installs.
+# an absolute path is a file the package installs. optional ones are
+# installed as root and only reported otherwise.
 deps=(
 	redis-server:redis-server
 	redis-benchmark:redis-tools
@@ -29,6 +33,20 @@ deps=(
 	ldapsearch:ldap-utils
 	systemd-analyze:systemd
 )
+optional=()
+what="the tests start"
+case "${1:-test}" in
+test) ;;
+demo)
+	what="make run needs"
+	deps=(slapd:slapd slapadd:slapd ldapmodify:ldap-utils)
+	optional=(dig:bind9-dnsutils curl:curl)
+	;;
+*)
+	echo "usage: $0 [test|demo]" >&2
+	exit 2
+	;;
+esac
 
 # package:service pairs for the packages whose install would start a daemon.
 services=(
@@ -58,10 +76,11 @@ where() {
 	esac
 }
 
-# missing prints the package of each missing command, once, space-separated.
+# missing prints the package of each missing command of the command:package
+# pairs given, once, space-separated.
 missing() {
 	local pkgs=() dep cmd pkg
-	for dep in "${deps[@]}"; do
+	for dep in "$@"; do
 		cmd=${dep%%:*} pkg=${dep#*:}
 		if ! have "$cmd"; then
 			case " ${pkgs[*]-} " in *" $pkg "*) ;; *) pkgs+=("$pkg") ;; esac
@@ -73,21 +92,27 @@ missing() {
 # report lists each command and where it was found.
 report() {
 	local dep cmd
-	for dep in "${deps[@]}"; do
+	for dep in "${deps[@]}" "${optional[@]}"; do
 		cmd=${dep%%:*}
 		printf '  %-16s %s\n' "${cmd##*/}" "$(where "$cmd")"
 	done
 }
 
-read -r -a need <<<"$(missing)"
+read -r -a need <<<"$(missing "${deps[@]}" "${optional[@]}")"
 if [ "${#need[@]}" -eq 0 ]; then
-	log "all test programs present"
+	log "all programs $what present"
 	exit 0
 fi
 
 install_cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${need[*]}"
 if [ "$(id -u)" -ne 0 ]; then
-	log "missing programs the tests start:"
+	read -r -a required <<<"$(missing "${deps[@]}")"
+	if [ "${#required[@]}" -eq 0 ]; then
+		log "the demo leaves out the lines of the programs it lacks; install ${need[*]} for them, for example:"
+		printf '  sudo sh -c '\''%s'\''\n' "$install_cmd"
+		exit 0
+	fi
+	log "missing programs $what:"
 	report
 	log "install the packages ${need[*]} as root, for example:"
 	printf '  sudo sh -c '\''%s'\''\n' "$install_cmd"
@@ -166,7 +191,7 @@ for svc in "${services[@]}"; do
 	fi
 done
 
-read -r -a still <<<"$(missing)"
+read -r -a still <<<"$(missing "${deps[@]}" "${optional[@]}")"
 if [ "${#still[@]}" -ne 0 ]; then
 	log "still missing after install: ${still[*]}"
 	report

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -11,8 +13,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // freePorts returns n distinct ports of 127.0.0.1, each free for TCP and
@@ -175,6 +179,69 @@ func checkLine(t *testing.T, line string, dnsPort, apiPort int) string {
 	}
 	t.Errorf("%s: a line of no program the test knows", line)
 	return "unknown"
+}
+
+// TestMakeRunCtrlC runs `make run` as a terminal does (its build step
+// taken as done, the binaries built here) and sends SIGINT to its process
+// group, as Ctrl-C does: the demo stops its programs and exits 0, so make
+// prints no "Error", and the demo says where the logs are.
+func TestMakeRunCtrlC(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Fatal("make not found: install the Debian package make")
+	}
+	bin := buildDemo(t)
+	ports := freePorts(t, 2)
+	dir := t.TempDir()
+	cmd := exec.Command("make", "-s", "-C", "../..", "-o", "build", "run",
+		fmt.Sprintf("RUNFLAGS=-bin %s -dir %s -dns-port %d -api-port %d", bin, dir, ports[0], ports[1]))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	deadline := time.Now().Add(3 * time.Minute)
+	for !strings.Contains(out.String(), "Ctrl-C stops") {
+		if time.Now().After(deadline) {
+			t.Fatalf("make run printed no Try list in 3 minutes:\n%s\n%s", out.String(), logs(dir))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	// make ends itself with the SIGINT once its recipe has ended, as it
+	// should; what matters is that the recipe ended well.
+	if ee := (*exec.ExitError)(nil); err != nil && (!errors.As(err, &ee) || ee.ExitCode() > 0) {
+		t.Errorf("make run after SIGINT: %v, want exit status 0 or the signal", err)
+	}
+	text := out.String()
+	if strings.Contains(text, "Error") || strings.Contains(text, "exit status") || !strings.Contains(text, "logs are in "+filepath.Join(dir, "logs")) {
+		t.Errorf("make run after SIGINT printed:\n%s\nwant no error and where the logs are", text)
+	}
+	if strings.Contains(text, "testdeps: all programs the tests start") {
+		t.Errorf("make run checked the test programs (make deps):\n%s", text)
+	}
+}
+
+// syncBuffer is a bytes.Buffer that a process writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestDemoPortTaken: a port the demo needs, held by another process (this
