@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 )
@@ -138,9 +139,17 @@ func (s *Server) getHeld(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errNoCloud)
 		return
 	}
-	out := c.HeldDeletions()
+	out := slices.Clone(c.HeldDeletions())
 	if out == nil {
 		out = []HeldDeletion{}
+	}
+	for i := range out { // arrays, never null, as openapi.json says
+		if out[i].VMs == nil {
+			out[i].VMs = []string{}
+		}
+		if out[i].Zones == nil {
+			out[i].Zones = []HeldZone{}
+		}
 	}
 	s.reply(w, http.StatusOK, out)
 }
@@ -160,5 +169,5 @@ func (s *Server) confirmHeld(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.log.Warn("held deletion confirmed through the API", "cause", cause, "from", r.RemoteAddr)
-	s.reply(w, http.StatusOK, map[string]string{"confirmed": cause})
+	s.reply(w, http.StatusOK, Confirmed{Confirmed: cause})
 }

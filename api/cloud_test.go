@@ -80,6 +80,13 @@ func (noDNS) RateLimitCounts() xfr.RateLimitCounts { return xfr.RateLimitCounts{
 
 func cloudAPI(t *testing.T, withCloud bool) string {
 	t.Helper()
+	return cloudAPIWith(t, withCloud, Access{Mode: schema.AuthNone}, nil)
+}
+
+// cloudAPIWith is cloudAPI letting requests in as access says, with
+// health set when not nil.
+func cloudAPIWith(t *testing.T, withCloud bool, access Access, health Health) string {
+	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, store.NewMemory(), store.Options{}, nil)
 	if err != nil {
@@ -102,7 +109,10 @@ func cloudAPI(t *testing.T, withCloud bool) string {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	srv := New(st, noDNS{}, Access{Mode: schema.AuthNone}, nil)
+	srv := New(st, noDNS{}, access, nil)
+	if health != nil {
+		srv.SetHealth(health)
+	}
 	if withCloud {
 		srv.SetTTL(schema.TTLConfig{Record: time.Minute, NS: time.Hour})
 		srv.SetCloud(&fakeCloud{held: []HeldDeletion{{Cause: "re-list", VMs: []string{vmUUID},

@@ -15,6 +15,9 @@ type Health interface {
 	NotReady(ctx context.Context) []string
 	// Store reports the store for the metrics.
 	Store(ctx context.Context) StoreStatus
+	// Writer reports, from memory and at once, whether this process
+	// holds the writer lease (GET /ping).
+	Writer() bool
 }
 
 // StoreStatus is the state of the store as this process sees it.
@@ -53,6 +56,64 @@ type RedisPersistence struct {
 type Ready struct {
 	Ready   bool     `json:"ready"`
 	Reasons []string `json:"reasons,omitempty"`
+}
+
+// Ping is GET /ping's body: what this process is doing, from what it
+// holds in memory. It never waits for the store or the cloud, so that a
+// probe can call it often; GET /ready is the check that asks the store.
+type Ping struct {
+	// Status is always "ok": the process answers.
+	Status string `json:"status"`
+	// Writer: this process holds the writer lease (with the embedded
+	// store, always), so it follows the cloud and writes the store; the
+	// others serve what it commits.
+	Writer bool `json:"writer"`
+	// Store is what this process serves.
+	Store PingStore `json:"store"`
+	// Feed is the writer's cloud feed; absent in other processes.
+	Feed *PingFeed `json:"feed,omitempty"`
+}
+
+// PingStore counts the zones and records this process serves.
+type PingStore struct {
+	Zones   int `json:"zones"`
+	Records int `json:"records"`
+}
+
+// PingFeed is the state of the writer's cloud feed (FeedStatus).
+type PingFeed struct {
+	Connected  bool `json:"connected"`  // the VMAPI changefeed is established
+	VMs        int  `json:"vms"`        // VMs followed
+	Unresolved int  `json:"unresolved"` // VMs waiting for a lookup
+	Queued     int  `json:"queued"`     // changes received, not applied yet
+	// LastChange is when a change was last applied (RFC 3339); absent
+	// before the first.
+	LastChange string `json:"last_change,omitempty"`
+}
+
+// ping answers GET /ping with a Ping.
+func (s *Server) ping(w http.ResponseWriter, r *http.Request) {
+	out := Ping{Status: "ok"}
+	c := s.getCloud()
+	if h := s.getHealth(); h != nil {
+		out.Writer = h.Writer()
+	} else {
+		out.Writer = c != nil
+	}
+	if s.zones != nil {
+		for _, name := range s.zones.Zones() {
+			if snap := s.zones.Snapshot(name); snap != nil {
+				out.Store.Zones++
+				out.Store.Records += snap.Len()
+			}
+		}
+	}
+	if c != nil {
+		f := c.Feed()
+		out.Feed = &PingFeed{Connected: f.Connected, VMs: f.VMs, Unresolved: f.Unresolved, Queued: f.Queued,
+			LastChange: stamp(f.LastChange)}
+	}
+	s.reply(w, http.StatusOK, out)
 }
 
 // readyTimeout bounds how long GET /ready waits for the store.

@@ -16,6 +16,7 @@ type fakeHealth struct{ reasons []string }
 
 func (f fakeHealth) NotReady(context.Context) []string { return f.reasons }
 func (f fakeHealth) Store(context.Context) StoreStatus { return StoreStatus{Up: len(f.reasons) == 0} }
+func (f fakeHealth) Writer() bool                      { return false }
 
 // TestReady: GET /ready answers 200 when nothing is wrong (or no Health
 // is set), 503 with the reasons otherwise, without the token probes do

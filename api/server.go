@@ -47,6 +47,9 @@ type Server struct {
 	mux    *http.ServeMux
 	cloud  atomic.Pointer[Cloud]
 	ttl    atomic.Pointer[schema.TTLConfig]
+	// routes are the routes New registered, in order; openapi.json
+	// documents exactly these (TestOpenAPIRoutes).
+	routes []route
 
 	health healthHolder
 }
@@ -77,6 +80,7 @@ func New(zones Zones, dns DNS, access Access, log *slog.Logger) *Server {
 	routes := []route{
 		{"GET", "/ping", open, s.ping},
 		{"GET", "/ready", open, s.getReady},
+		{"GET", "/openapi.json", open, getOpenAPI}, // describes the API, reveals nothing of this cnsd
 		{"GET", "/zones", read, s.getZones},
 		{"GET", "/peers", read, s.getPeers},
 		{"GET", "/peer/{addr}", read, s.getPeer},
@@ -89,6 +93,7 @@ func New(zones Zones, dns DNS, access Access, log *slog.Logger) *Server {
 		{"POST", "/held-deletions/{cause}/confirm", write, s.confirmHeld},
 		{"GET", "/metrics", metrics, promh},
 	}
+	s.routes = routes
 	allowed := map[string][]string{}
 	for _, rt := range routes {
 		s.mux.HandleFunc(rt.method+" "+rt.path, s.authorized(rt.level, rt.h))
@@ -135,8 +140,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mux.ServeHTTP(w, r)
 }
-
-func (s *Server) ping(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }
 
 // authorized lets requests that the access allows on a route of level lv
 // through to h.

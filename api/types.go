@@ -144,3 +144,9 @@ type HeldZone struct {
 type Suffixes struct {
 	Suffixes []string `json:"suffixes"`
 }
+
+// Confirmed is the answer of POST /held-deletions/:cause/confirm: the
+// cause whose held deletion now takes effect.
+type Confirmed struct {
+	Confirmed string `json:"confirmed"`
+}

@@ -29,6 +29,7 @@ type (
 	PendingRemoval = api.PendingRemoval
 	HeldDeletion   = api.HeldDeletion
 	HeldZone       = api.HeldZone
+	Ping           = api.Ping
 )
 
 // Client talks to one cnsd.
@@ -123,8 +124,12 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	return nil
 }
 
-// Ping checks that cnsd answers.
-func (c *Client) Ping(ctx context.Context) error { return c.do(ctx, http.MethodGet, "/ping", nil, nil) }
+// Ping checks that cnsd answers, and says whether it writes and what it
+// serves.
+func (c *Client) Ping(ctx context.Context) (Ping, error) {
+	var out Ping
+	return out, c.do(ctx, http.MethodGet, "/ping", nil, &out)
+}
 
 // Zones lists the zones with their serials.
 func (c *Client) Zones(ctx context.Context) ([]Zone, error) {

@@ -50,6 +50,9 @@ func (h *health) NotReady(ctx context.Context) []string {
 	return out
 }
 
+// Writer reports whether this process holds the writer lease.
+func (h *health) Writer() bool { return h.writer.Load() }
+
 // Store reports the store for the metrics.
 func (h *health) Store(ctx context.Context) api.StoreStatus {
 	st := api.StoreStatus{Up: true, Writer: h.writer.Load(), ZonesRestored: h.restored.Load()}
