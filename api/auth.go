@@ -11,8 +11,8 @@ import (
 
 // Access says which requests the API lets in.
 type Access struct {
-	// Mode is schema.AuthToken (every route but GET /ping and GET /ready
-	// needs a token), schema.AuthWrites (only the routes that change
+	// Mode is schema.AuthToken (every route but GET /ping, GET /ready
+	// and GET /openapi.json needs a token), schema.AuthWrites (only the routes that change
 	// state do) or schema.AuthNone (none does).
 	Mode string
 	// Token opens every route. With Mode AuthToken or AuthWrites an empty
@@ -34,7 +34,7 @@ func AccessOf(c schema.APIConfig, token string) Access {
 type level int
 
 const (
-	open    level = iota // probes: never a token
+	open    level = iota // probes and the API's description: never a token
 	read                 // reads: the read token or the token
 	metrics              // GET /metrics: as read, unless MetricsOpen
 	write                // changes state: the token only

@@ -2,20 +2,33 @@
 // that api/client and cnsadm share.
 //
 // The routes are those of Triton CNS (GET /ping, /zones, /vm/:uuid, /peers,
-// /peer/:addr, /allowed-peers, POST /suffixes-for-vm) plus /metrics in the
-// Prometheus text format. Errors are mapped to HTTP status codes in one
-// function, and every error, 404 and 405 included, is an Error body whose
-// code is restify's name for the status, as Triton's APIs answer; so are
-// the answers net/http gives itself to requests it cannot read (400, 417,
-// 431, 501, 505), which Serve's listener rewrites (rawerrors.go). Every
-// route answers with the shape of Triton CNS and cnsd's additions after
-// it (docs/operator-guide.md lists them).
+// /peer/:addr, /allowed-peers, POST /suffixes-for-vm), cnsd's own (GET
+// /ready, /pending-removals, /held-deletions, POST
+// /held-deletions/:cause/confirm, GET /openapi.json) and /metrics in the
+// Prometheus text format. openapi.json, embedded and served at GET
+// /openapi.json, is the OpenAPI 3.1 document of every route New registers:
+// parameters, bodies, answers with their JSON field names, errors and the
+// token each needs; docs/api.md summarises it. Its tests hold it to the
+// code: the routes New registers are exactly the documented ones, and real
+// answers, errors included, match its schemas.
 //
-// Access says which routes need a bearer token (by default all but the
-// probes GET /ping and GET /ready); EnsureTokenFile creates the token
-// cnsd uses when the configuration sets none, and ReadTokenFile reads it
-// for cnsadm. Serve answers on a listener with Limits on timeouts, header
-// size and connections; request bodies are limited to MaxBodyBytes.
+// Errors are mapped to HTTP status codes in one function (fail), and every
+// error, 404 and 405 included, is an Error body whose code is restify's
+// name for the status, as Triton's APIs answer; so are the answers
+// net/http gives itself to requests it cannot read (400, 417, 431, 501,
+// 505), which Serve's listener rewrites (rawerrors.go). Every route
+// answers with the shape of Triton CNS and cnsd's additions after it.
+//
+// GET /ping answers a Ping from memory (whether this process writes, what
+// it serves, the writer's feed) without asking the store; GET /ready asks
+// the store through Health.
+//
+// Access says which routes need a bearer token (by default all but GET
+// /ping, GET /ready and GET /openapi.json); EnsureTokenFile creates the
+// token cnsd uses when the configuration sets none, and ReadTokenFile
+// reads it for cnsadm. Serve answers on a listener with Limits on
+// timeouts, header size and connections; request bodies are limited to
+// MaxBodyBytes.
 //
 // GET /vm/:uuid answers from the store in every process: uuid, names and
 // last_visit as Triton CNS sends them, and zones, the VM's records per

@@ -11,7 +11,7 @@ import (
 )
 
 // defaultTTL is what GET /vm/:uuid shows until SetTTL: the configuration's
-// defaults (docs/configuration.md).
+// defaults (docs/operator-guide.md, Configuration).
 var defaultTTL = schema.TTLConfig{Record: 30 * time.Second, NS: time.Hour}
 
 // SetTTL makes GET /vm/:uuid show records with the TTLs of c, as the DNS

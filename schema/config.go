@@ -196,7 +196,8 @@ type APIConfig struct {
 
 // The values of APIConfig.Auth and MetricsAuth.
 const (
-	// AuthToken: every route but GET /ping and GET /ready needs a token.
+	// AuthToken: every route but GET /ping, GET /ready and GET
+	// /openapi.json needs a token.
 	AuthToken = "token"
 	// AuthWrites: only the routes that change state need a token.
 	AuthWrites = "writes"
