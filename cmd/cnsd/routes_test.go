@@ -22,7 +22,13 @@ func TestAPIRoutesOverCloud(t *testing.T) {
 		status             int
 		check              func(t *testing.T, body []byte)
 	}{
-		{"GET", "/ping", "", 200, nil},
+		{"GET", "/ping", "", 200, func(t *testing.T, b []byte) {
+			var p api.Ping
+			decodeJSON(t, b, &p)
+			if p.Status != "ok" || !p.Writer || p.Store.Zones < 2 || p.Feed == nil || !p.Feed.Connected || p.Feed.VMs != 1 {
+				t.Errorf("ping %s, want the writer with its zones and a connected feed of one VM", b)
+			}
+		}},
 		{"GET", "/zones", "", 200, func(t *testing.T, b []byte) {
 			var zones []api.Zone
 			decodeJSON(t, b, &zones)
