@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// rules is the dependency direction of STYLE.md: data moves
+// rules is the dependency direction README.md states (Layout): data moves
 // feed → zonegen → store → xfr/api, and readers never import upstream.
 // A package may always import within its own unit (see unit).
 var rules = []rule{

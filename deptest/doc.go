@@ -9,5 +9,9 @@
 // on temporary repositories, that it fails on a tracked executable binary or
 // a file over 1 MiB and passes the rest, and that this repository passes.
 //
+// TestDocReferences reads every tracked file and fails on a citation of a
+// document that is not in the repository: the team's internal design and
+// style notes, or a docs/*.md that does not exist.
+//
 // The package has no code of its own and nothing may import it.
 package deptest

@@ -20,7 +20,7 @@ const (
 	DefaultCNAPIRequestTimeout = 30 * time.Second
 )
 
-// serversPath is the listing DESIGN.md §7 names: set-up servers only, with
+// serversPath is the listing docs/pipeline.md names: set-up servers only, with
 // the status fields the compute-node rule reads.
 const serversPath = "/servers?setup=true&extras=status,sysinfo"
 
@@ -96,7 +96,8 @@ func NewCNAPI(o CNAPIOptions) *CNAPI {
 }
 
 // Server returns the compute node uuid as of the last successful listing.
-// false means unknown: its VMs keep their records (DESIGN.md §4).
+// false means unknown: its VMs keep their records (docs/pipeline.md,
+// Compute nodes).
 func (c *CNAPI) Server(uuid string) (zonegen.Server, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()

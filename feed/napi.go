@@ -48,8 +48,8 @@ type NAPIOptions struct {
 }
 
 // NAPI looks up networks, network pools and NICs, with a cache. Its errors
-// mean "unresolved": the caller keeps the VM's last records (DESIGN.md §1,
-// §4); errors.Is(err, ErrNotFound) tells a 404 from an unreachable NAPI.
+// mean "unresolved": the caller keeps the VM's last records (docs/pipeline.md,
+// When an API cannot answer); errors.Is(err, ErrNotFound) tells a 404 from an unreachable NAPI.
 type NAPI struct {
 	rest     restClient
 	log      *slog.Logger

@@ -71,7 +71,8 @@ func parseAccount(e *ldap.Entry) (zonegen.Account, error) {
 	return a, nil
 }
 
-// watchedAttrs are the account attributes naming depends on (DESIGN.md §3).
+// watchedAttrs are the account attributes naming depends on (docs/pipeline.md,
+// The decisions, rule 3; login in names: docs/user-guide.md).
 var watchedAttrs = map[string]bool{
 	foldAttr("triton_cns_enabled"):        true,
 	foldAttr("approved_for_provisioning"): true,

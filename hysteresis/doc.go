@@ -1,7 +1,7 @@
 // Package hysteresis decides when a service member's self-reported removal
 // may take effect, so a flaky health probe cannot empty a service at once.
 //
-// It implements the damping of RFD 1 (DESIGN.md §5). A VM is a member of a
+// It implements the damping of RFD 1 (docs/pipeline.md, Self-removals). A VM is a member of a
 // service while it carries the service tag and has not been hard-removed.
 // A member that reports itself down asks for a self-removal; per service at
 // most max(floor(n/Divisor), 1) self-removals take effect in any window of

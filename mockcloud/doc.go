@@ -5,7 +5,8 @@
 // random churn.
 //
 // Everything it sends is in the APIs' own JSON shapes and follows the wire
-// facts of the reference changefeed publisher (DESIGN.md §7), including the
+// facts of the reference changefeed publisher (docs/mockcloud.md, The
+// changefeed), including the
 // awkward ones a real client must survive: duplicate items, takeover of an
 // instance by a second connection, upgrades without Sec-WebSocket-Version.
 // A fixture may be a dump of a real cloud: the keys of its objects that the

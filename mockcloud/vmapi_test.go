@@ -149,7 +149,7 @@ func TestListVMsQueries(t *testing.T) {
 	}
 }
 
-// TestVMShape checks the fields DESIGN.md §7 lists are present under their
+// TestVMShape checks the fields docs/pipeline.md lists as read are present under their
 // VMAPI names, and the collections VMAPI never leaves out.
 func TestVMShape(t *testing.T) {
 	c, srv := newTestCloud(t)

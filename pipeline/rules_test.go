@@ -28,7 +28,8 @@ const (
 	bobVM  = "00000005-0000-4000-8000-000000000005"
 )
 
-// rulesFixture is a small cloud in which every rule of DESIGN.md §3–§5 can
+// rulesFixture is a small cloud in which every rule of docs/pipeline.md (The
+// decisions, Compute nodes, Self-removals) can
 // be seen on a known name: alice has three web VMs (two on cn1, one on
 // cn2) and a database, bob one API VM; zone pub is reached through the
 // network pool, zone fab is the catch-all.

@@ -219,7 +219,8 @@ type TTLConfig struct {
 	SOARefresh, SOARetry, SOAExpire, SOAMinimum time.Duration
 }
 
-// HysteresisConfig limits self-reported removals (DESIGN.md §5): at most
+// HysteresisConfig limits self-reported removals (docs/pipeline.md,
+// Self-removals): at most
 // max(floor(n/Divisor), 1) members of a service leave per Window, and the
 // last member leaves after LastMemberDelay.
 type HysteresisConfig struct {
@@ -286,7 +287,8 @@ type RRLConfig struct {
 	Exempt []netip.Prefix
 }
 
-// ComputeNodeConfig says when a compute node counts as down (DESIGN.md §4).
+// ComputeNodeConfig says when a compute node counts as down
+// (docs/pipeline.md, Compute nodes).
 type ComputeNodeConfig struct {
 	// HeartbeatLimit defaults to 1 h.
 	HeartbeatLimit time.Duration

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// ServerDown applies the compute-node rule of DESIGN.md §4: a CN is down
+// ServerDown applies the compute-node rule of docs/pipeline.md: a CN is down
 // when it is not set up, has never sent a heartbeat, is not running and has
 // been silent for longer than o.HeartbeatLimit, or booted less than
 // o.BootGrace ago. The reason names the rule that applied.

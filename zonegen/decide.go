@@ -81,13 +81,15 @@ type DecideOptions struct {
 	BootGrace       time.Duration // a CN booted this recently is down (default 120s)
 }
 
-// DefaultDecideOptions returns the defaults of DESIGN.md §3–§4.
+// DefaultDecideOptions returns the defaults docs/pipeline.md states (The
+// decisions, Compute nodes).
 func DefaultDecideOptions() DecideOptions {
 	return DecideOptions{HeartbeatLimit: time.Hour, BootGrace: 120 * time.Second}
 }
 
-// Decide applies the inclusion rules of DESIGN.md §3 (later rules override
-// earlier ones) and the compute-node rule of §4 to one VM view at time now.
+// Decide applies the inclusion rules of docs/pipeline.md, The decisions
+// (later rules override earlier ones), and its compute-node rule to one VM
+// view at time now.
 // Every rule that applies adds its reason, in a stable order: the lookups
 // that have not succeeded, the tags that could not be read, then rules 2
 // to 5 in turn. A rule that needs a lookup that failed is not evaluated.

@@ -3,7 +3,8 @@
 //
 // It is the pure core of cnsd: the tag grammar of triton.cns.services, the
 // inclusion decisions (instance and service listing, with the reasons that
-// applied), and the name families of DESIGN.md §2 and §4. There is no I/O,
+// applied), and the name families of docs/user-guide.md and
+// docs/pipeline.md (Networks and zones). There is no I/O,
 // no clock reading and no goroutine here; time, where a rule needs it, is a
 // parameter. It imports only the standard library.
 //

@@ -46,7 +46,7 @@ func loadJSON(t testing.TB, path string, v any) {
 // TestGolden runs every VM view of testdata/views through Decide and
 // Generate and compares a readable rendering with the .golden file beside
 // it. Run with -update to rewrite them; check each change by hand against
-// DESIGN.md before committing.
+// docs/user-guide.md and docs/pipeline.md before committing.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/views/*.json")
 	if err != nil || len(files) == 0 {

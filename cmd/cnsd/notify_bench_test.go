@@ -13,7 +13,7 @@ import (
 	"github.com/cnsd/cnsd/mockcloud"
 )
 
-// BenchmarkChangeToNotify measures DESIGN.md §6's end-to-end target: a
+// BenchmarkChangeToNotify measures docs/pipeline.md's end-to-end target: a
 // change made in the cloud is on the wire as a NOTIFY within 50 ms at the
 // 99th percentile. cnsd runs whole over a simulated cloud of 10,000 VMs
 // (500 with -short) with the default coalescing window; each iteration
