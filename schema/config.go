@@ -232,10 +232,13 @@ type HysteresisConfig struct {
 	LastMemberDelay time.Duration
 }
 
-// CoalesceConfig turns a burst of changes into one serial: a change waits
-// Window for more, and never longer than MaxDelay in all.
+// CoalesceConfig turns a burst of changes into few serials: with a
+// Window, a change waits that long for more, and never longer than
+// MaxDelay in all; without, a change arriving while no commit is under
+// way is committed at once and those arriving during a commit go into the
+// next one.
 type CoalesceConfig struct {
-	// Window defaults to 20 ms; 0 commits every change at once.
+	// Window defaults to 0: commit at once when idle.
 	Window time.Duration
 	// MaxDelay defaults to 200 ms and is at least Window.
 	MaxDelay time.Duration

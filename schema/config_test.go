@@ -135,7 +135,7 @@ func TestParseMinimal(t *testing.T) {
 		TTL: TTLConfig{Record: 30 * time.Second, NS: time.Hour, SOARefresh: time.Hour,
 			SOARetry: 10 * time.Minute, SOAExpire: 7 * 24 * time.Hour, SOAMinimum: 30 * time.Second},
 		Hysteresis:   HysteresisConfig{Window: time.Minute, Divisor: 3, LastMemberDelay: 10 * time.Minute},
-		Coalesce:     CoalesceConfig{Window: 20 * time.Millisecond, MaxDelay: 200 * time.Millisecond},
+		Coalesce:     CoalesceConfig{Window: 0, MaxDelay: 200 * time.Millisecond},
 		Journal:      JournalConfig{MaxEntries: 100, MaxBytes: 16 << 20},
 		ComputeNodes: ComputeNodeConfig{HeartbeatLimit: time.Hour, BootGrace: 120 * time.Second},
 		LearnPeers:   LearnPeersConfig{AfterTransfers: 3, ForgetAfter: 24 * time.Hour},

@@ -28,7 +28,7 @@ func defaults() file {
 			Divisor:                3,
 			LastMemberDelaySeconds: 600,
 		},
-		Coalesce:     fileCoalesce{WindowMS: 20, MaxDelayMS: 200},
+		Coalesce:     fileCoalesce{WindowMS: 0, MaxDelayMS: 200},
 		Journal:      fileJournal{MaxEntries: 100, MaxBytes: 16 << 20},
 		ComputeNodes: fileComputeNodes{HeartbeatLimitSeconds: 3600, BootGraceSeconds: 120},
 		LearnPeers:   fileLearnPeers{AfterTransfers: 3, ForgetAfterSeconds: 86400},

@@ -20,10 +20,15 @@ const (
 )
 
 // Batcher coalesces contributions into commits so that a burst of feed
-// changes becomes one serial: it commits when no change arrived for the
-// window, or when the oldest pending change has waited maxDelay, whichever
-// comes first. A failed commit keeps its contributions (newer ones for the
-// same VM win) and is retried with back-off: nothing is dropped.
+// changes becomes few serials. With a window of zero (the default of the
+// configuration) a change that arrives while no commit is under way is
+// committed at once, and the changes that arrive during a commit are
+// committed together by the next one: an isolated change is not kept
+// waiting for company that never comes, and a burst still coalesces. With
+// a window, it commits when no change arrived for the window, or when the
+// oldest pending change has waited maxDelay, whichever comes first. A
+// failed commit keeps its contributions (newer ones for the same VM win)
+// and is retried with back-off: nothing is dropped.
 type Batcher struct {
 	s        *Store
 	window   time.Duration
@@ -46,12 +51,11 @@ type Batcher struct {
 	last     time.Time                       // when the newest one arrived
 }
 
-// NewBatcher returns a Batcher committing to s. A window or maxDelay of
-// zero takes the default, 20 ms and 200 ms.
+// NewBatcher returns a Batcher committing to s. A window of zero commits
+// at once when no commit is under way (see Batcher); a maxDelay of zero
+// takes the default, 200 ms.
 func NewBatcher(s *Store, window, maxDelay time.Duration, log *slog.Logger) *Batcher {
-	if window <= 0 {
-		window = 20 * time.Millisecond
-	}
+	window = max(window, 0)
 	if maxDelay <= 0 {
 		maxDelay = 200 * time.Millisecond
 	}

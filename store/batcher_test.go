@@ -123,3 +123,52 @@ func TestBatcherAddAllIsOneCommit(t *testing.T) {
 		t.Errorf("after AddAll: %d records over %d serials, want 500 over 1", snap.Len(), len(snap.journal))
 	}
 }
+
+// gatedBackend blocks Apply until a value is sent on gate, counting the
+// calls.
+type gatedBackend struct {
+	Backend
+	gate    chan struct{}
+	applies chan int // the number of zone changes of each Apply, as it starts
+}
+
+func (g *gatedBackend) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) error {
+	g.applies <- len(changes)
+	<-g.gate
+	return g.Backend.Apply(ctx, epoch, changes)
+}
+
+// TestBatcherWindowZero: with no window a lone change is committed at
+// once, and the changes that arrive while that commit is under way are
+// committed together by the next one.
+func TestBatcherWindowZero(t *testing.T) {
+	g := &gatedBackend{Backend: NewMemory(), gate: make(chan struct{}), applies: make(chan int, 10)}
+	s, _ := open(t, g, Options{})
+	b := NewBatcher(s, 0, time.Hour, nil)
+	b.Add(contrib("vm000", map[string][]Record{zone: {a("vm000.example.com.", "10.0.0.1", "vm000")}}))
+	if wait, ok := b.due(); !ok || wait > 0 {
+		t.Fatalf("a lone change is due in %v (pending %v), want at once", wait, ok)
+	}
+	runBatcher(t, b)
+	select {
+	case <-g.applies: // committed without waiting for more
+	case <-time.After(10 * time.Second):
+		t.Fatal("a lone change was not committed")
+	}
+	for i := 1; i <= 5; i++ {
+		vm := fmt.Sprintf("vm%03d", i)
+		b.Add(contrib(vm, map[string][]Record{zone: {a(vm+".example.com.", "10.0.0.1", vm)}}))
+	}
+	g.gate <- struct{}{} // the first commit ends
+	select {
+	case <-g.applies:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the changes made during the first commit were not committed")
+	}
+	g.gate <- struct{}{}
+	waitFor(t, func() bool { return b.Commits() == 2 && b.Pending() == 0 }, "the second commit")
+	snap := s.Snapshot(zone)
+	if snap.Len() != 6 || len(snap.journal) != 2 {
+		t.Errorf("%d records over %d serials, want 6 over 2", snap.Len(), len(snap.journal))
+	}
+}
