@@ -22,6 +22,7 @@ func TestConfigsCheck(t *testing.T) {
 		{"tsig", Config{Primary: primary, Zones: []string{"a.test"}, TSIG: key}},
 		{"catalog", Config{Primary: primary, Catalog: "catalog.cnsd.invalid"}},
 		{"catalog and tsig", Config{Primary: primary, Catalog: "catalog.cnsd.invalid", Zones: []string{"a.test"}, TSIG: key}},
+		{"transfers allowed, no rate limit", Config{Primary: primary, Zones: []string{"a.test"}, AllowTransfer: true, NoRateLimit: true}},
 		{"ipv6", Config{Primary: netip.MustParseAddrPort("[::1]:5300"), Zones: []string{"a.test"}, Listen: netip.IPv6Loopback()}},
 	}
 	checkers := []struct {

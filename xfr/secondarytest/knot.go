@@ -60,11 +60,16 @@ database:
 	// NOTIFY comes from the primary's address but not its port; it may
 	// be signed or not.
 	fmt.Fprintf(&b, "acl:\n  - id: notify\n    address: %s\n    action: notify\n", cfg.Primary.Addr())
-	acls := "[notify]"
+	acls := "[notify"
 	if cfg.TSIG != nil {
 		fmt.Fprintf(&b, "  - id: notify-signed\n    address: %s\n    action: notify%s\n", cfg.Primary.Addr(), keyRef)
-		acls = "[notify, notify-signed]"
+		acls += ", notify-signed"
 	}
+	if cfg.AllowTransfer {
+		b.WriteString("  - id: transfer\n    address: [127.0.0.0/8, ::1]\n    action: transfer\n")
+		acls += ", transfer"
+	}
+	acls += "]"
 	fmt.Fprintf(&b, `
 template:
   - id: default

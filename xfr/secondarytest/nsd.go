@@ -50,12 +50,12 @@ func nsdConf(dir string, addr netip.AddrPort, cfg Config) string {
 	hide-version: no
 	zonefiles-check: no
 	identity: %[8]q
-
+%[9]s
 remote-control:
 	control-enable: no
 
 `, dir, addr.Port(), filepath.Join(dir, "zone.list"), filepath.Join(dir, "xfrd.state"), filepath.Join(dir, "nsd.pid"),
-		addr.Addr(), otherFamily(addr.Addr()), identity(dir))
+		addr.Addr(), otherFamily(addr.Addr()), identity(dir), rateLimit(cfg))
 	key := "NOKEY"
 	if cfg.TSIG != nil {
 		fmt.Fprintf(&b, "key:\n\tname: %q\n\talgorithm: %s\n\tsecret: %q\n\n",
@@ -70,6 +70,9 @@ remote-control:
 			// of its own); the transfer that follows is signed.
 			fmt.Fprintf(&b, "\tallow-notify: %s NOKEY\n", cfg.Primary.Addr())
 		}
+		if cfg.AllowTransfer {
+			b.WriteString("\tprovide-xfr: 127.0.0.0/8 NOKEY\n\tprovide-xfr: ::1 NOKEY\n")
+		}
 		b.WriteString("\n")
 	}
 	return b.String()
@@ -81,4 +84,13 @@ func otherFamily(addr netip.Addr) int {
 		return 4
 	}
 	return 6
+}
+
+// rateLimit is the server clause's lines about response rate limiting:
+// none (NSD's defaults) unless cfg turns it off.
+func rateLimit(cfg Config) string {
+	if !cfg.NoRateLimit {
+		return ""
+	}
+	return "\trrl-ratelimit: 0\n\trrl-whitelist-ratelimit: 0\n"
 }

@@ -36,6 +36,15 @@ type Config struct {
 	// Listen is the loopback address the secondary listens on:
 	// 127.0.0.1 when unset, or ::1.
 	Listen netip.Addr
+	// AllowTransfer lets loopback (127.0.0.0/8 and ::1) transfer the
+	// zones from the secondary, unsigned: a test compares what it
+	// serves with what the primary serves.
+	AllowTransfer bool
+	// NoRateLimit turns off response rate limiting where the server has
+	// it on by default (NSD built with --enable-ratelimit, as Debian's
+	// is: 200 answers a second per /24): for tests that send many
+	// queries.
+	NoRateLimit bool
 }
 
 // listen is where the secondary listens.
