@@ -26,7 +26,7 @@ GOFILES = $(shell find . \( -name testdata -o -name '[._]?*' \) -prune -o -name 
 # The steps of `make test` must run in order, even under -j.
 .NOTPARALLEL:
 
-.PHONY: all help build deps test race fuzz-smoke fuzz bench-smoke bench cross lint run clean distclean faults faults-short fuzz-short
+.PHONY: all help build deps test race fuzz-smoke fuzz bench-smoke bench cross lint run clean distclean faults faults-short fuzz-short conformance
 
 all: build
 
@@ -46,6 +46,7 @@ help:
 	@echo 'make bench-smoke  every benchmark once (-benchtime=1x -short)'
 	@echo 'make bench        full benchmarks with -benchmem'
 	@echo 'make faults       the fault-injection suite in its long form (docs/faults.md), about 9 minutes'
+	@echo 'make conformance  cnsd against Knot and NSD over thousands of queries (conformance/); race runs its short form'
 	@echo 'make cross        GOOS=illumos GOARCH=amd64 go build ./...'
 	@echo 'make clean        remove built binaries and test artefacts (distclean: also bin/tools)'
 
@@ -62,7 +63,14 @@ deps:
 # prerequisites.
 #
 # Every fuzz target's seed corpus and saved failing inputs run as ordinary
-# tests in race; make test then fuzzes each target for 2 s (fuzz-short:
+# tests in race; make test then fuzzes each target for 2 s (# The differential test against Knot and NSD in its long form; its short
+# form runs in race like any package's tests. CONFORMANCE_SEED picks
+# another corpus.
+conformance: export CNSD_REQUIRE_SECONDARIES = 1
+conformance: deps
+	CONFORMANCE=full $(GO) test -count=1 -timeout=30m -v -run TestConformance ./conformance
+
+fuzz-short:
 # about two minutes with a warm build cache, three on a cold one, most of
 # it building each package with coverage instrumentation). make
 # fuzz-smoke and make fuzz fuzz longer.
@@ -81,6 +89,13 @@ faults-short:
 
 faults: deps
 	FAULTS=full $(GO) test -count=1 -timeout=90m -v -run TestFaults ./faults
+
+# The differential test against Knot and NSD in its long form; its short
+# form runs in race like any package's tests. CONFORMANCE_SEED picks
+# another corpus.
+conformance: export CNSD_REQUIRE_SECONDARIES = 1
+conformance: deps
+	CONFORMANCE=full $(GO) test -count=1 -timeout=30m -v -run TestConformance ./conformance
 
 fuzz-short:
 	FUZZTIME=2s GO=$(GO) scripts/fuzz.sh
