@@ -52,6 +52,11 @@ func testQueries(t *testing.T, r *rig, allowed []rule) {
 		}
 	}
 	queries := corpus(seed, r.zones, per, total)
+	if v := os.Getenv("CONFORMANCE_VARIANT"); v != "" {
+		// To look into one class: only its queries, every field shown.
+		queries = slices.DeleteFunc(queries, func(q query) bool { return q.variant != v })
+		showAll = true
+	}
 	start := time.Now()
 	diffs, errs := run(r, queries)
 	t.Logf("%d queries (seed %d) to %d servers in %v", len(queries), seed, len(r.servers()), time.Since(start).Round(time.Millisecond))
@@ -60,6 +65,10 @@ func testQueries(t *testing.T, r *rig, allowed []rule) {
 	}
 	report(t, diffs, allowed)
 }
+
+// showAll prints every field of the three answers to each query that
+// shows a difference (CONFORMANCE_VARIANT).
+var showAll bool
 
 // run sends every query to every server and returns the differences,
 // in corpus order, and the exchanges that failed for another reason
@@ -90,6 +99,11 @@ func run(r *rig, queries []query) ([]difference, []error) {
 				}
 				inner.Wait()
 				results[i] = compare(q, got[0], got[1], got[2])
+				if showAll && len(results[i]) > 0 {
+					mu.Lock()
+					fmt.Printf("%s\n  cnsd %v\n  knot %v\n  nsd  %v\n", q.desc, got[0], got[1], got[2])
+					mu.Unlock()
+				}
 			}
 		})
 	}
