@@ -21,7 +21,7 @@ func (s *Server) serveAXFR(w dns.ResponseWriter, r *dns.Msg, st *settings) {
 	if !ok {
 		return
 	}
-	x := newStream(w, r)
+	x := newStream(w, r, st)
 	if err := s.sendFull(x, st, z); err != nil {
 		s.log.Info("AXFR ended early", "zone", z.name, "peer", remoteAddr(w), "err", err)
 		return

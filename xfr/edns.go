@@ -41,10 +41,13 @@ func ednsWellFormed(r *dns.Msg) bool {
 }
 
 // checkedReader reads requests as miekg/dns does and hands on a request
-// whose records do not match its header counts in a form the library
-// rejects. The library's parser stops quietly where the data ends and
-// ignores what follows the last record, so it would take a request cut
-// short, or with octets added, for a whole one.
+// the library's parser would not take whole as a stand-in the handler
+// answers FORMERR (or NOTIMP), so that every such answer is the
+// handler's, with its header (reply): the library would answer it
+// itself, copying the request's TC, RA, AD and CD bits and dropping its
+// opcode. The library's parser also stops quietly where the data ends
+// and ignores what follows the last record, so it would take a request
+// cut short, or with octets added, for a whole one.
 type checkedReader struct{ dns.PacketConnReader }
 
 // checkRequests is the servers' dns.DecorateReader.
@@ -70,64 +73,98 @@ func (c checkedReader) ReadPacketConn(conn net.PacketConn, timeout time.Duration
 	return checkShape(b), a, err
 }
 
-// headerLen is the length of a message's header.
-const headerLen = 12
+// acceptRequests is the servers' dns.MsgAcceptFunc: responses are
+// dropped, every request goes to the handler, which answers those it
+// cannot serve (ServeDNS).
+func acceptRequests(h dns.Header) dns.MsgAcceptAction {
+	if h.Bits&qrBit != 0 {
+		return dns.MsgIgnore
+	}
+	return dns.MsgAccept
+}
+
+// headerLen is the length of a message's header; qrBit is QR in its
+// flags.
+const (
+	headerLen = 12
+	qrBit     = 1 << 15
+)
 
 // checkShape returns msg, or, when its records do not end exactly where
-// the data does, a message the library's parser rejects, so that it
-// answers FORMERR: the header and question followed by one octet the
-// header counts as an additional record — the parser keeps the
-// question and fails on the record — or, when the question itself is
-// cut short (which the parser would take with type and class 0), the
-// header followed by half a name. A message the walk cannot follow (a
-// bad name) is left as it is: the parser rejects that itself.
+// the data does or it does not parse, a stand-in: its header (counts
+// aside) and question, when that is one and whole, followed by an OPT
+// record in the answer section, which ServeDNS answers FORMERR without
+// OPT (ednsWellFormed), as it answers any misplaced OPT. A message
+// shorter than a header is left as it is: the library drops it.
 func checkShape(msg []byte) []byte {
-	qEnd, ok := recordsEnd(msg)
-	if ok {
+	if len(msg) < headerLen {
 		return msg
 	}
-	tail, additional := byte(0), uint16(1)
-	if qEnd == headerLen && binary.BigEndian.Uint16(msg[4:]) > 0 {
-		tail, additional = 0xC0, 0 // a compression pointer without its second octet
+	if recordsEnd(msg) && new(dns.Msg).Unpack(msg) == nil {
+		return msg
 	}
-	b := append(msg[:qEnd], tail)
-	binary.BigEndian.PutUint16(b[6:], 0)           // ANCOUNT
-	binary.BigEndian.PutUint16(b[8:], 0)           // NSCOUNT
-	binary.BigEndian.PutUint16(b[10:], additional) // ARCOUNT
+	qEnd := questionEnd(msg)
+	b := make([]byte, 0, qEnd+len(misplacedOPT))
+	b = append(append(b, msg[:qEnd]...), misplacedOPT...)
+	qd := uint16(0)
+	if qEnd > headerLen {
+		qd = 1
+	}
+	binary.BigEndian.PutUint16(b[4:], qd) // QDCOUNT
+	binary.BigEndian.PutUint16(b[6:], 1)  // ANCOUNT: the OPT
+	binary.BigEndian.PutUint16(b[8:], 0)  // NSCOUNT
+	binary.BigEndian.PutUint16(b[10:], 0) // ARCOUNT
 	return b
 }
 
-// recordsEnd walks the questions and records msg's header counts. ok is
-// false when the data ends before the last one or goes on after it;
-// qEnd is then where the questions end, or headerLen when they are cut
-// short. It allocates nothing.
-func recordsEnd(msg []byte) (qEnd int, ok bool) {
+// misplacedOPT is the record checkShape's stand-ins carry in their
+// answer section: an empty OPT owned by the root.
+var misplacedOPT = []byte{0, 0, 41, 0, 0, 0, 0, 0, 0, 0, 0}
+
+// questionEnd is where msg's question ends when its header counts one
+// and it parses whole, else headerLen.
+func questionEnd(msg []byte) int {
+	if binary.BigEndian.Uint16(msg[4:]) != 1 {
+		return headerLen
+	}
+	_, off, err := dns.UnpackDomainName(msg, headerLen)
+	if err != nil || off+4 > len(msg) {
+		return headerLen
+	}
+	return off + 4
+}
+
+// recordsEnd walks the questions and records msg's header counts and
+// reports whether they end exactly where the data does: false when the
+// data ends before the last one or goes on after it, true when the walk
+// cannot tell (a name it cannot follow, which the parser rejects). It
+// allocates nothing.
+func recordsEnd(msg []byte) bool {
 	if len(msg) < headerLen {
-		return 0, true
+		return true
 	}
 	count := func(at int) int { return int(binary.BigEndian.Uint16(msg[at:])) }
 	off := headerLen
 	for range count(4) {
 		if off = skipName(msg, off); off < 0 {
-			return 0, true
+			return true
 		}
 		if off += 4; off > len(msg) {
-			return headerLen, false
+			return false
 		}
 	}
-	qEnd = off
 	for range count(6) + count(8) + count(10) {
 		if off == len(msg) {
-			return qEnd, false
+			return false
 		}
 		if off = skipName(msg, off); off < 0 || off+10 > len(msg) {
-			return 0, true
+			return true
 		}
 		if off += 10 + int(binary.BigEndian.Uint16(msg[off+8:])); off > len(msg) {
-			return 0, true
+			return true
 		}
 	}
-	return qEnd, off == len(msg)
+	return off == len(msg)
 }
 
 // skipName returns the offset after the domain name at off, or -1 when

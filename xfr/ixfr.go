@@ -28,7 +28,7 @@ func (s *Server) serveIXFR(w dns.ResponseWriter, r *dns.Msg, st *settings) {
 	} else {
 		s.peers.holds(remoteAddr(w), z.name, uint32(have))
 	}
-	x := newStream(w, r)
+	x := newStream(w, r, st)
 	soa := st.soa(z, uint32(cur))
 	var err error
 	kind := "ixfr"

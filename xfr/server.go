@@ -210,7 +210,8 @@ func (s *Server) bind() ([]*dns.Server, error) {
 	var servers []*dns.Server
 	newServer := func() *dns.Server {
 		return &dns.Server{Handler: s, TsigProvider: tsigProvider{s}, ReadTimeout: 10 * time.Second,
-			IdleTimeout: func() time.Duration { return 10 * time.Second }, DecorateReader: checkRequests}
+			IdleTimeout: func() time.Duration { return 10 * time.Second }, DecorateReader: checkRequests,
+			MsgAcceptFunc: acceptRequests}
 	}
 	if len(s.opts.PacketConns)+len(s.opts.Listeners) > 0 {
 		for _, pc := range s.opts.PacketConns {
@@ -265,9 +266,16 @@ func srvAddr(srv *dns.Server) string {
 }
 
 // ServeDNS answers one request: it is the miekg/dns handler of every
-// socket the server listens on.
+// socket the server listens on. It sees every request (acceptRequests),
+// those that do not parse as checkShape's stand-ins. An opcode it does
+// not implement is NOTIMP before anything else is looked at, as NSD and
+// the library answer it.
 func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	st := s.settings()
+	if r.Opcode != dns.OpcodeQuery && r.Opcode != dns.OpcodeNotify {
+		s.reply(w, r, dns.RcodeNotImplemented)
+		return
+	}
 	if len(r.Question) != 1 || r.Response || !ednsWellFormed(r) {
 		s.reply(w, r, dns.RcodeFormatError)
 		return
@@ -279,14 +287,9 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		s.replyBadTSIG(w, r, st, w.TsigStatus())
 		return
 	}
-	switch r.Opcode {
-	case dns.OpcodeQuery:
-	case dns.OpcodeNotify:
+	if r.Opcode == dns.OpcodeNotify {
 		// This server is the primary; it takes NOTIFY from nobody.
 		s.reply(w, r, dns.RcodeRefused)
-		return
-	default:
-		s.reply(w, r, dns.RcodeNotImplemented)
 		return
 	}
 	switch r.Question[0].Qtype {
@@ -299,15 +302,25 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	}
 }
 
-// reply sends an empty answer with rcode, echoing the question, and
-// EDNS0 when the request's OPT record is well-formed.
+// reply sends an empty answer with rcode, echoing the question when
+// there is one, and EDNS0 when the request's OPT record is well-formed
+// (RFC 6891 §7). The header is the request's ID, opcode and RD, whatever
+// the opcode (RFC 1035 §4.1.1), and CD for a query but not in FORMERR,
+// with QR; the other bits are the responder's, and cnsd sets none of
+// them here.
 func (s *Server) reply(w dns.ResponseWriter, r *dns.Msg, rcode int) {
 	if s.rateLimited(w, r, rcode) {
 		return
 	}
 	m := new(dns.Msg)
 	m.SetRcode(r, rcode)
-	m.Authoritative = false
+	m.RecursionDesired = r.RecursionDesired // SetReply copies it for queries only
+	if len(r.Question) != 1 {
+		m.Question = nil
+	}
+	if rcode == dns.RcodeFormatError {
+		m.CheckingDisabled = false
+	}
 	if o := r.IsEdns0(); o != nil && ednsWellFormed(r) {
 		m.SetEdns0(uint16(s.settings().udpMaxPayload()), o.Do())
 	}

@@ -17,6 +17,11 @@ type stream struct {
 	w    dns.ResponseWriter
 	req  *dns.Msg
 	tsig *dns.TSIG // the request's, when it verified
+	// opt is the OPT record of the first message when the request had
+	// one; udpSize its size, do its DO bit.
+	opt     bool
+	udpSize uint16
+	do      bool
 
 	cur   []dns.RR
 	est   int     // uncompressed size of cur
@@ -25,8 +30,14 @@ type stream struct {
 	msgs, bytes, records int
 }
 
-func newStream(w dns.ResponseWriter, req *dns.Msg) *stream {
+// newStream starts the answer to req. Its first message carries an OPT
+// record when req did (RFC 5936 §2.2.5: the server "SHOULD include one
+// OPT RR in the first response message"; RFC 6891 §7).
+func newStream(w dns.ResponseWriter, req *dns.Msg, st *settings) *stream {
 	x := &stream{w: w, req: req, ratio: 0.5}
+	if o := req.IsEdns0(); o != nil {
+		x.opt, x.udpSize, x.do = true, uint16(st.udpMaxPayload()), o.Do()
+	}
 	if t := req.IsTsig(); t != nil && w.TsigStatus() == nil {
 		x.tsig = t
 	}
@@ -59,6 +70,9 @@ func (x *stream) flush() error {
 	m.Authoritative = true
 	m.Compress = true
 	m.Answer = x.cur
+	if x.opt && x.msgs == 0 {
+		m.SetEdns0(x.udpSize, x.do)
+	}
 	var err error
 	if x.tsig != nil {
 		m.SetTsig(x.tsig.Hdr.Name, x.tsig.Algorithm, x.tsig.Fudge, time.Now().Unix())
