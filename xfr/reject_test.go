@@ -9,7 +9,7 @@ import (
 )
 
 // TestErrorAnswersCarryOPT: every answer to a request with a well-formed
-// OPT record carries one (RFC 6891 §7), error answers and the SOA an
+// OPT record carries one (RFC 6891 §6.1.1), error answers and the SOA an
 // IXFR over UDP gets included, as Knot and NSD send them; a request whose
 // OPT cannot be trusted gets none.
 func TestErrorAnswersCarryOPT(t *testing.T) {

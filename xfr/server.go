@@ -304,7 +304,7 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 
 // reply sends an empty answer with rcode, echoing the question when
 // there is one, and EDNS0 when the request's OPT record is well-formed
-// (RFC 6891 §7). The header is the request's ID, opcode and RD, whatever
+// (RFC 6891 §6.1.1). The header is the request's ID, opcode and RD, whatever
 // the opcode (RFC 1035 §4.1.1), and CD for a query but not in FORMERR,
 // with QR; the other bits are the responder's, and cnsd sets none of
 // them here.

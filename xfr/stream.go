@@ -32,7 +32,7 @@ type stream struct {
 
 // newStream starts the answer to req. Its first message carries an OPT
 // record when req did (RFC 5936 §2.2.5: the server "SHOULD include one
-// OPT RR in the first response message"; RFC 6891 §7).
+// OPT RR in the first response message"; RFC 6891 §6.1.1).
 func newStream(w dns.ResponseWriter, req *dns.Msg, st *settings) *stream {
 	x := &stream{w: w, req: req, ratio: 0.5}
 	if o := req.IsEdns0(); o != nil {
