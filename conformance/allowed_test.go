@@ -20,7 +20,7 @@ const (
 // (path.Match) for variant, kind of name, type, transport and field.
 type rule struct {
 	pattern []string
-	why     string // allowed.txt: the row of differences.md; known bugs: the bug
+	why     string // the row of differences.md
 	line    int
 }
 

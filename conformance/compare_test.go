@@ -156,7 +156,7 @@ type difference struct {
 	all [3]fields
 }
 
-// key is what allowed and known differences match: variant, kind of
+// key is what allowed differences match: variant, kind of
 // name, type, transport and field.
 func (d difference) key() string {
 	return strings.Join([]string{d.q.variant, d.q.kind, d.q.qtype, d.q.transport(), d.field}, " ")

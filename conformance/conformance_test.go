@@ -24,7 +24,7 @@ const inFlight = 6
 
 // TestConformance sends the corpus to cnsd, Knot and NSD serving the same
 // zones and fails on every field of an answer where cnsd agrees with
-// neither (allowed.txt and knownBeingFixed aside), then compares AXFR,
+// neither (allowed.txt aside), then compares AXFR,
 // IXFR and NOTIFY. CONFORMANCE=full runs the long corpus;
 // CONFORMANCE_SEED picks another corpus (1 by default).
 func TestConformance(t *testing.T) {
@@ -122,7 +122,7 @@ func idOf(pkt []byte) uint16 {
 	return uint16(pkt[0])<<8 | uint16(pkt[1])
 }
 
-// report sorts the differences into allowed, known and unexplained ones
+// report sorts the differences into allowed and unexplained ones
 // and prints one line per class (variant and field) with an example,
 // failing the test when any is unexplained.
 func report(t *testing.T, diffs []difference, allowed []rule) {
@@ -134,12 +134,7 @@ func report(t *testing.T, diffs []difference, allowed []rule) {
 	}
 	classes := map[string]*class{}
 	allowedN := map[string]int{}
-	knownN := map[string]int{}
 	for _, d := range diffs {
-		if i := slices.IndexFunc(knownBeingFixed, func(k knownBug) bool { return k.matches(d) }); i >= 0 {
-			knownN[knownBeingFixed[i].bug]++
-			continue
-		}
 		if i := slices.IndexFunc(allowed, func(r rule) bool { return r.matches(d) }); i >= 0 {
 			allowedN[allowed[i].String()]++
 			continue
@@ -152,9 +147,6 @@ func report(t *testing.T, diffs []difference, allowed []rule) {
 		}
 		c.n++
 		c.keys[d.key()] = true
-	}
-	for _, why := range slices.Sorted(mapKeys(knownN)) {
-		t.Logf("known, being fixed: %d differences: %s", knownN[why], why)
 	}
 	for _, r := range allowed {
 		t.Logf("allowed (%s): %d differences: %s", r.why, allowedN[r.String()], r)
@@ -175,7 +167,7 @@ func report(t *testing.T, diffs []difference, allowed []rule) {
 		e := c.example
 		fmt.Fprintf(&b, ")\n    e.g. %s\n    cnsd: %s\n    knot: %s\n    nsd:  %s\n", e.q.desc, clip(e.cnsd), clip(e.knot), clip(e.nsd))
 	}
-	t.Errorf("%d differences in %d classes (variant field) are neither allowed (%s) nor known:%s", unexplained, len(classes), allowedFile, b.String())
+	t.Errorf("%d differences in %d classes (variant field) are not allowed (%s):%s", unexplained, len(classes), allowedFile, b.String())
 }
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
