@@ -63,14 +63,7 @@ deps:
 # prerequisites.
 #
 # Every fuzz target's seed corpus and saved failing inputs run as ordinary
-# tests in race; make test then fuzzes each target for 2 s (# The differential test against Knot and NSD in its long form; its short
-# form runs in race like any package's tests. CONFORMANCE_SEED picks
-# another corpus.
-conformance: export CNSD_REQUIRE_SECONDARIES = 1
-conformance: deps
-	CONFORMANCE=full $(GO) test -count=1 -timeout=30m -v -run TestConformance ./conformance
-
-fuzz-short:
+# tests in race; make test then fuzzes each target for 2 s (fuzz-short:
 # about two minutes with a warm build cache, three on a cold one, most of
 # it building each package with coverage instrumentation). make
 # fuzz-smoke and make fuzz fuzz longer.
