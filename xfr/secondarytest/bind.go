@@ -3,6 +3,7 @@ package secondarytest
 import (
 	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,4 +78,58 @@ func bindListen(addr netip.AddrPort) string {
 		return fmt.Sprintf("listen-on { none; };\n\tlisten-on-v6 port %d { %s; };", addr.Port(), addr.Addr())
 	}
 	return fmt.Sprintf("listen-on port %d { %s; };\n\tlisten-on-v6 { none; };", addr.Port(), addr.Addr())
+}
+
+// StartBINDPrimary starts named as the primary of zone, loaded from
+// zoneText (a master file) at the first start, taking DNS UPDATE from
+// loopback and sending NOTIFY at once (notify-delay 0) to the addresses
+// notify returns when it starts: BIND as the primary operators compare
+// cnsd with. notify is asked again by Restart, so a secondary started
+// after it, from its address, is told by restarting it; the zone keeps
+// its updates (its journal) across the restart.
+func StartBINDPrimary(t testing.TB, zone, zoneText string, notify func() []netip.AddrPort) *Secondary {
+	t.Helper()
+	bin := binary(t, "named", "CNSD_NAMED", "bind9")
+	zone = bare(fqdn(zone))
+	conf := func(dir string, addr netip.AddrPort) string {
+		file := filepath.Join(dir, zone+".db")
+		if _, err := os.Stat(file); err != nil {
+			if err := os.WriteFile(file, []byte(zoneText), 0o644); err != nil {
+				t.Fatalf("secondarytest: %v", err)
+			}
+		}
+		var also []string
+		for _, a := range notify() {
+			also = append(also, fmt.Sprintf("%s port %d;", a.Addr(), a.Port()))
+		}
+		alsoNotify := ""
+		if len(also) > 0 {
+			alsoNotify = "also-notify { " + strings.Join(also, " ") + " };"
+		}
+		return fmt.Sprintf(`controls { };
+options {
+	directory %q;
+	pid-file %q;
+	session-keyfile %q;
+	%s
+	recursion no;
+	dnssec-validation no;
+	allow-query { any; };
+	notify explicit;
+	notify-delay 0;
+	%s
+	server-id %q;
+};
+zone %q {
+	type primary;
+	file %q;
+	allow-update { 127.0.0.1; ::1; };
+	allow-transfer { any; };
+};
+`, dir, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), bindListen(addr), alsoNotify,
+			identity(dir), zone, file)
+	}
+	return startConfigured(t, "bind", bin, "named.conf", "named.log", Config{}.listen(), conf, func(path string) []string {
+		return []string{"-g", "-4", "-n", "1", "-c", path}
+	})
 }
