@@ -134,7 +134,7 @@ func (t *tracker) raise(ctx context.Context, addr netip.AddrPort, zone string, a
 // when one secondary listens at addr (see transferred), and makes its
 // worker poll it to confirm.
 func (t *tracker) observed(addr netip.Addr, zone string, serial uint32) {
-	st, peer, ok := t.requester(addr, zone)
+	st, z, peer, ok := t.requester(addr, zone)
 	if !ok {
 		return
 	}
@@ -146,7 +146,7 @@ func (t *tracker) observed(addr netip.Addr, zone string, serial uint32) {
 	} else if h == nil || !h.learnt(st, now) {
 		return // no secondary the tracker follows
 	}
-	targets := t.portsFor(st, addr)
+	targets := t.portsFor(st, addr, z)
 	if len(targets) != 1 {
 		return
 	}

@@ -35,6 +35,13 @@ type fakeSecondary struct {
 	polls    int          // SOA queries answered
 	from     []netip.Addr // where each NOTIFY came from
 	hold     chan struct{}
+	// zones, when set, are the zones it carries: NOTIFY and SOA queries
+	// for any other are REFUSED, as BIND and Knot answer them, and
+	// counted in strays.
+	zones  map[string]bool
+	strays []string
+	// pinned are zones it serves at a fixed serial whatever it is sent.
+	pinned map[string]uint32
 }
 
 func startFake(t *testing.T, secrets map[string]string) *fakeSecondary {
@@ -56,8 +63,14 @@ func (f *fakeSecondary) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	q := r.Question[0]
 	f.mu.Lock()
 	hold := f.hold
+	stray := f.zones != nil && q.Qclass == dns.ClassINET && !f.zones[strings.ToLower(q.Name)]
+	if stray {
+		f.strays = append(f.strays, dns.OpcodeToString[r.Opcode]+" "+dns.TypeToString[q.Qtype]+" "+q.Name)
+	}
 	f.mu.Unlock()
 	switch {
+	case stray:
+		m.Rcode = dns.RcodeRefused
 	case r.Opcode == dns.OpcodeNotify:
 		if hold != nil {
 			<-hold
@@ -91,8 +104,12 @@ func (f *fakeSecondary) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	case q.Qtype == dns.TypeSOA:
 		f.mu.Lock()
 		f.polls++
+		serial := f.serial
+		if pinned, ok := f.pinned[strings.ToLower(q.Name)]; ok {
+			serial = pinned
+		}
 		m.Answer = []dns.RR{&dns.SOA{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 60},
-			Ns: "ns.", Mbox: "h.", Serial: f.serial}}
+			Ns: "ns.", Mbox: "h.", Serial: serial}}
 		f.mu.Unlock()
 	}
 	w.WriteMsg(m)

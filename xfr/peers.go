@@ -235,9 +235,9 @@ func (t *tracker) targets(st *settings, z servedZone, now time.Time) (all []neti
 		switch {
 		case h == nil:
 		case h.peer && peers[addr]:
-			all = append(all, t.portsFor(st, addr)...)
+			all = append(all, t.portsFor(st, addr, z)...)
 		case h.learnt(st, now):
-			for _, ap := range t.portsFor(st, addr) {
+			for _, ap := range t.portsFor(st, addr, z) {
 				all = append(all, ap)
 				learnt[ap] = true
 			}
@@ -271,13 +271,30 @@ func (t *tracker) configured(access schema.ZoneAccess) []netip.AddrPort {
 	return out
 }
 
-// portsFor are where a secondary known by its address listens: the
-// address with the port of each configured secondary at that address,
-// else port 53. A transfer comes from an ephemeral port, which says
-// nothing; several secondaries may share an address on different ports.
-func (t *tracker) portsFor(st *settings, addr netip.Addr) []netip.AddrPort {
+// portsFor are where a secondary of z known by its address listens. A
+// transfer or query comes from an ephemeral port, which says nothing,
+// and several secondaries may share an address on different ports
+// (BIND and Knot on one test host), each carrying its own zones. So the
+// ports are those of the secondaries configured at the address that
+// carry z: its own peers; for the catalog zone, failing those, the
+// peers of any zone (any may follow the catalog); for a secondary of no
+// zone there (learnt), those of every configured secondary at the
+// address; else port 53.
+func (t *tracker) portsFor(st *settings, addr netip.Addr, z servedZone) []netip.AddrPort {
+	tiers := [][]schema.ZoneAccess{{z.conf.access}, st.transferPeers(z), st.allAccess()}
+	for _, tier := range tiers {
+		if out := t.portsAt(tier, addr); len(out) > 0 {
+			return out
+		}
+	}
+	return []netip.AddrPort{netip.AddrPortFrom(addr, 53)}
+}
+
+// portsAt lists the secondaries of accesses configured at addr, by their
+// address and port, sorted.
+func (t *tracker) portsAt(accesses []schema.ZoneAccess, addr netip.Addr) []netip.AddrPort {
 	var out []netip.AddrPort
-	for _, access := range st.allAccess() {
+	for _, access := range accesses {
 		for _, p := range access.Peers {
 			host, port, err := schema.SplitPeer(p)
 			if err != nil {
@@ -289,26 +306,23 @@ func (t *tracker) portsFor(st *settings, addr netip.Addr) []netip.AddrPort {
 			}
 		}
 	}
-	if len(out) == 0 {
-		return []netip.AddrPort{netip.AddrPortFrom(addr, 53)}
-	}
 	slices.SortFunc(out, netip.AddrPort.Compare)
 	return slices.Compact(out)
 }
 
-// requester returns the settings and whether addr is a configured peer of
-// zone, for a request from addr about zone; ok is false when addr is not
-// an address or zone is not served.
-func (t *tracker) requester(addr netip.Addr, zone string) (st *settings, peer, ok bool) {
+// requester returns the settings, the zone, and whether addr is a
+// configured peer of zone, for a request from addr about zone; ok is
+// false when addr is not an address or zone is not served.
+func (t *tracker) requester(addr netip.Addr, zone string) (st *settings, z servedZone, peer, ok bool) {
 	if !addr.IsValid() {
-		return nil, false, false
+		return nil, servedZone{}, false, false
 	}
 	st = t.s.settings()
-	z, ok := st.zone(t.s.src, zone)
+	z, ok = st.zone(t.s.src, zone)
 	if !ok {
-		return nil, false, false
+		return nil, servedZone{}, false, false
 	}
-	return st, t.peerSet(st, z)[addr], true
+	return st, z, t.peerSet(st, z)[addr], true
 }
 
 // transferred records that addr transferred zone at serial; kind is
@@ -316,13 +330,16 @@ func (t *tracker) requester(addr netip.Addr, zone string) (st *settings, peer, o
 // now on, any other address only once learn_peers has learnt it: an
 // operator's one-off dig from an allowed address is no secondary.
 //
-// When one secondary listens at addr, the transfer is its own: it
-// counts for it, and it needs no NOTIFY of the serial it fetched. When
-// several do, on different ports, the transfer cannot be told apart: it
-// counts in the server's totals only, and every one of them is still
-// sent NOTIFY, so that none is left behind by another's transfer.
+// The transfer is credited only to the secondaries at addr that carry
+// the zone (portsFor): another one there, with other zones, is sent no
+// NOTIFY and no poll for it. When one of them listens at addr, the
+// transfer is its own: it counts for it, and it needs no NOTIFY of the
+// serial it fetched. When several do, on different ports, the transfer
+// cannot be told apart: it counts in the server's totals only, every one
+// of them is still sent NOTIFY, and each is confirmed by its own SOA
+// answers only, so that none is left behind by another's transfer.
 func (t *tracker) transferred(addr netip.Addr, zone string, serial uint32, kind string) {
-	st, peer, ok := t.requester(addr, zone)
+	st, z, peer, ok := t.requester(addr, zone)
 	if !ok {
 		return
 	}
@@ -332,7 +349,7 @@ func (t *tracker) transferred(addr netip.Addr, zone string, serial uint32, kind 
 		t.mu.Unlock()
 		return
 	}
-	targets := t.portsFor(st, addr)
+	targets := t.portsFor(st, addr, z)
 	for _, target := range targets {
 		pz := t.peerZoneLocked(target, zone)
 		// Something at addr transfers again: poll whatever was stale.

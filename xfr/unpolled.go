@@ -101,17 +101,17 @@ func (t *tracker) holds(addr netip.Addr, zone string, serial uint32) {
 // addr, when one alone listens there and it is already followed, and
 // reports whether it did.
 func (t *tracker) holder(addr netip.Addr, zone string, f func(*peerZone, time.Time)) bool {
-	st, peer, ok := t.requester(addr, zone)
+	st, z, peer, ok := t.requester(addr, zone)
 	if !ok || !peer {
-		return false
-	}
-	targets := t.portsFor(st, addr)
-	if len(targets) != 1 {
 		return false
 	}
 	now := t.s.opts.Clock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	targets := t.portsFor(st, addr, z)
+	if len(targets) != 1 {
+		return false
+	}
 	pz := t.zoneLocked(targets[0], zone)
 	if pz == nil {
 		return false
