@@ -104,8 +104,8 @@ func matches(addr string, want netip.AddrPort) bool {
 // peerOf is a secondary as GET /peers lists it.
 func peerOf(p xfr.PeerStatus) Peer {
 	ap, _ := netip.ParseAddrPort(p.Addr)
-	out := Peer{Address: ap.Addr().String(), Serials: map[string]uint32{}, Version: p.Version, Names: p.Names,
-		Zones: []PeerZone{}}
+	out := Peer{Address: ap.Addr().String(), Endpoint: ap.String(), Serials: map[string]uint32{}, Version: p.Version,
+		Names: p.Names, Zones: []PeerZone{}}
 	if ap.Port() != 53 {
 		out.Port = ap.Port()
 	}

@@ -130,7 +130,7 @@ func TestRoutes(t *testing.T) {
 		{name: "peers", method: "GET", path: "/peers", status: 200, check: func(t *testing.T, b []byte) {
 			var got []Peer
 			decode(t, b, &got)
-			if len(got) != 1 || got[0].Address != host || got[0].Serials["example.test"] != serial ||
+			if len(got) != 1 || got[0].Address != host || got[0].Endpoint != peer || got[0].Serials["example.test"] != serial ||
 				got[0].Version != "test 1" || got[0].NotifyFailures != nil {
 				t.Fatalf("got %s", b)
 			}

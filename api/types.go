@@ -24,9 +24,13 @@ type Peer struct {
 	Counters       map[string]any `json:"counters,omitempty"`
 
 	// Port is where NOTIFY goes when it is not 53.
-	Port  uint16     `json:"port,omitempty"`
-	Names []string   `json:"names,omitempty"`
-	Zones []PeerZone `json:"zones"`
+	Port uint16 `json:"port,omitempty"`
+	// Endpoint is the secondary's address and port, an IPv6 address in
+	// brackets ("192.0.2.53:53", "[2001:db8::53]:5302"): what tells
+	// apart secondaries sharing an address on different ports.
+	Endpoint string     `json:"endpoint"`
+	Names    []string   `json:"names,omitempty"`
+	Zones    []PeerZone `json:"zones"`
 }
 
 // PeerZone is one zone on one secondary.

@@ -30,9 +30,11 @@ type fakeDNS struct{ forgotten []string }
 func (f *fakeDNS) Peers() []xfr.PeerStatus {
 	return []xfr.PeerStatus{{Addr: testPeer + ":53", Version: "BIND 9.18", Zones: []xfr.PeerZone{
 		{Zone: testZone + ".", Serial: 10, Want: 11, BehindSince: mustTime(testClock).Add(-90 * time.Second)}}},
-		{Addr: "192.0.2.54:53", Version: "Knot DNS 3.2", Zones: []xfr.PeerZone{
+		// Knot on BIND's address, another port (a test host).
+		{Addr: testPeer + ":5302", Version: "Knot DNS 3.2", Zones: []xfr.PeerZone{
 			{Zone: "one.test.", Serial: 12, Want: 11, Ahead: true},
-			{Zone: "two.test.", Serial: 11, Want: 11, Learnt: true}}}}
+			{Zone: "two.test.", Serial: 11, Want: 11, Learnt: true}}},
+		{Addr: "[2001:db8::53]:53", Version: "NSD 4.8", Zones: []xfr.PeerZone{{Zone: "two.test.", Serial: 11, Want: 11}}}}
 }
 func (f *fakeDNS) ForgetPeer(addr string) bool {
 	f.forgotten = append(f.forgotten, addr)
@@ -125,6 +127,9 @@ func TestAPICommands(t *testing.T) {
 			`"name": "web1.inst.alice.example.test"`, `"type": "A"`, `"value": "192.0.2.1"`, `"ttl": 30`}},
 		{"vm unknown", []string{"vm", "00000009-0000-4000-8000-000000000009"}, "404 ResourceNotFound", nil},
 		{"peers", []string{"peers"}, "", []string{testPeer, "example.test", "10", "11"}},
+		{"peers shown with their ports", []string{"peers"}, "", []string{testPeer + ":53 ", testPeer + ":5302 ", "[2001:db8::53]:53 "}},
+		{"status shows the ports", []string{"status"}, "", []string{testPeer + ":53 ", testPeer + ":5302 ", "[2001:db8::53]:53 "}},
+		{"peers json", []string{"-j", "peers"}, "", []string{`"endpoint": "192.0.2.53:5302"`, `"endpoint": "[2001:db8::53]:53"`, `"port": 5302`}},
 		{"peers ahead and learnt", []string{"peers"}, "", []string{"one.test", "  ahead", "two.test", "current (learnt)"}},
 		{"peers show unknown", []string{"peers", "show", "192.0.2.99"}, "404", nil},
 		{"peers forget", []string{"peers", "forget", testPeer}, "", []string{"forgot " + testPeer}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,14 +88,28 @@ func peerTable(e *env, peers []client.Peer) error {
 			if z.Learnt {
 				lag += " (learnt)"
 			}
-			rows = append(rows, []string{p.Address, orDash(p.Version), strings.TrimSuffix(z.Zone, "."),
+			rows = append(rows, []string{endpoint(p), orDash(p.Version), strings.TrimSuffix(z.Zone, "."),
 				strconv.FormatUint(uint64(z.Serial), 10), strconv.FormatUint(uint64(z.Want), 10), lag})
 		}
 		if len(zs) == 0 {
-			rows = append(rows, []string{p.Address, orDash(p.Version), "-", "-", "-", "-"})
+			rows = append(rows, []string{endpoint(p), orDash(p.Version), "-", "-", "-", "-"})
 		}
 	}
 	return table(e.stdout, []string{"SECONDARY", "VERSION", "ZONE", "CONFIRMED", "SERIAL", "LAG"}, rows)
+}
+
+// endpoint is how a secondary is shown: its address and port, which
+// tell apart secondaries sharing an address (BIND and Knot on one test
+// host). A cnsd without the endpoint field gives address and port apart.
+func endpoint(p client.Peer) string {
+	if p.Endpoint != "" {
+		return p.Endpoint
+	}
+	port := p.Port
+	if port == 0 {
+		port = 53
+	}
+	return net.JoinHostPort(p.Address, strconv.Itoa(int(port)))
 }
 
 func cmdVM(ctx context.Context, e *env, args []string) error {
@@ -201,7 +216,7 @@ func cmdPeers(ctx context.Context, e *env, args []string) error {
 		if e.json {
 			return printJSON(e.stdout, p)
 		}
-		fmt.Fprintf(e.stdout, "secondary %s  version %s  names %v\n", p.Address, orDash(p.Version), p.Names)
+		fmt.Fprintf(e.stdout, "secondary %s  version %s  names %v\n", endpoint(p), orDash(p.Version), p.Names)
 		return peerTable(e, []client.Peer{p})
 	case "forget":
 		if err := wantArgs("peers forget", args, 1, 1); err != nil {
