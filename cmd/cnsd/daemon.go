@@ -130,6 +130,11 @@ func lead(ctx context.Context, b backend, src *source, st *store.Store, epoch ui
 	defer release(ctx, b, epoch, log)
 	src.writer.Store(st)
 	defer src.writer.Store(nil)
+	if st.Fresh() {
+		// Before the first commit: the zones it makes start above
+		// what the secondaries hold from an earlier store.
+		seedFromPeers(ctx, st, conf.dns.srv.Load(), log)
+	}
 	zones := xfr.NewCatalog(conf.cfg.Load(), st, log)
 	conf.zones.Store(zones)
 	zones.SetConfig(conf.cfg.Load()) // a reload may have come in between
