@@ -18,9 +18,13 @@ import (
 // credits neither: each is confirmed by its own SOA answers.
 func TestSecondariesShareAddress(t *testing.T) {
 	bind, knot := startFake(t, nil), startFake(t, nil)
+	bind.mu.Lock()
 	bind.zones = map[string]bool{"example.test.": true, "shared.test.": true}
+	bind.mu.Unlock()
+	knot.mu.Lock()
 	knot.zones = map[string]bool{"other.test.": true, "shared.test.": true}
 	knot.pinned = map[string]uint32{"shared.test.": 1} // it does not follow the shared zone
+	knot.mu.Unlock()
 	src := testStore(t, map[string][]string{
 		"example.test.": {"a A 192.0.2.1"}, "other.test.": {"a A 192.0.2.2"}, "shared.test.": {"a A 192.0.2.3"}})
 	var mu sync.Mutex
