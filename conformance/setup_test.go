@@ -38,9 +38,6 @@ const waitTimeout = 60 * time.Second
 // forwardZones are the golden file's forward zones.
 var forwardZones = []string{"dc1.cns.example.test.", "int.cns.example.test.", "user.cns.example.test."}
 
-// catalogZone is the default catalog zone's name.
-const catalogZone = "catalog.cnsd.invalid."
-
 // changedZone is the zone the IXFR check changes and whose NOTIFY the
 // test captures.
 const changedZone = "int.cns.example.test."
