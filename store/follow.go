@@ -238,7 +238,7 @@ func (s *Store) applyDiff(zone string, snap *Snapshot, d Diff) *Snapshot {
 	for name, e := range edits {
 		old, _ := next.names.Get(name)
 		nn := e.node()
-		next.n += len(recsOf(nn)) - len(recsOf(old))
+		next.replaced(old, nn)
 		names.set(name, nn)
 	}
 	next.names, next.serial = names.done(), d.To

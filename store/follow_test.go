@@ -83,6 +83,9 @@ func sameAs(w, f *Store) string {
 		if !slices.EqualFunc(all(w, z), all(f, z), func(x, y Record) bool { return rrCompare(x, y) == 0 }) {
 			return "records of " + z
 		}
+		if w.Snapshot(z).LargestRRset() != f.Snapshot(z).LargestRRset() {
+			return "largest RRset of " + z
+		}
 	}
 	return ""
 }

@@ -39,10 +39,11 @@ func buildSnapshot(zone string, serial Serial, vms map[string][]Record) *Snapsho
 		}
 	}
 	b := immutable.NewSortedMapBuilder[string, *node](nameOrder{})
-	snap := &Snapshot{zone: zone, serial: serial}
+	snap := &Snapshot{zone: zone, serial: serial, sizes: rrsetSizes{}}
 	for name, e := range edits {
-		b.Set(name, e.node())
-		snap.n += len(e)
+		nn := e.node()
+		b.Set(name, nn)
+		snap.replaced(nil, nn)
 	}
 	snap.names = b.Map()
 	return snap

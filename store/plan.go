@@ -1,6 +1,7 @@
 package store
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -104,7 +105,7 @@ func (p *zonePlan) applyOps(next *Snapshot) (removed, added []Record) {
 		}
 		nn := e.node()
 		removed, added = served(recsOf(old), recsOf(nn), removed, added)
-		next.n += len(recsOf(nn)) - len(recsOf(old))
+		next.replaced(old, nn)
 		names.set(name, nn)
 	}
 	next.names = names.done()
@@ -115,6 +116,7 @@ func (p *zonePlan) applyOps(next *Snapshot) (removed, added []Record) {
 
 func (s *Snapshot) clone() *Snapshot {
 	c := *s
+	c.sizes = maps.Clone(s.sizes) // the clone is changed before it is published
 	return &c
 }
 

@@ -76,6 +76,9 @@ func randomCommitsOver(t *testing.T, seed int64, steps int, mem Backend) {
 					t.Fatalf("step %d zone %s: serial went back from %d to %d", step, z, prev, snap.Serial())
 				}
 				last[z] = snap.Serial()
+				if n, scan := snap.LargestRRset(), snap.FindLargestRRset().Records; n != scan {
+					t.Fatalf("step %d zone %s: LargestRRset %d, the zone's largest RRset has %d records", step, z, n, scan)
+				}
 			}
 			want := dedup(u.Records(z))
 			if got := all(s, z); !slices.Equal(got, want) {

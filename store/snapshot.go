@@ -21,6 +21,7 @@ type Snapshot struct {
 	journal []jentry                            // oldest first; the last ends at serial
 	jbytes  int                                 // sum of the journal's entry sizes
 	jdead   int                                 // sizes of the trimmed entries still in journal's array, before journal[0]
+	sizes   rrsetSizes                          // RRsets of 2+ records by size; a clone copies it
 }
 
 // node holds the served records at one name: the union of every VM's
@@ -42,6 +43,13 @@ func (s *Snapshot) Serial() Serial { return s.serial }
 
 // Len returns the number of served records.
 func (s *Snapshot) Len() int { return s.n }
+
+// replaced keeps the record count and RRset sizes of a snapshot being
+// built in step as one name's node goes from old to nn.
+func (s *Snapshot) replaced(old, nn *node) {
+	s.n += len(recsOf(nn)) - len(recsOf(old))
+	s.sizes.moved(old, nn)
+}
 
 // Lookup returns the served records at name (absolute, lower-case, with
 // the trailing dot), sorted by type then data. A record several VMs
@@ -156,5 +164,5 @@ func finalLabel(s string) string {
 
 // emptySnapshot returns a zone's snapshot with no records.
 func emptySnapshot(zone string, serial Serial) *Snapshot {
-	return &Snapshot{zone: zone, serial: serial, names: immutable.NewSortedMap[string, *node](nameOrder{})}
+	return &Snapshot{zone: zone, serial: serial, names: immutable.NewSortedMap[string, *node](nameOrder{}), sizes: rrsetSizes{}}
 }

@@ -28,6 +28,11 @@ type Options struct {
 	// keeps the diffs from it on, up to four times its limits, so that
 	// the secondary can catch up by IXFR.
 	Retain func(zone string) (uint32, bool)
+	// RRsetWarn is the largest RRset a zone may have before the Store
+	// logs a warning, once per zone each time it is crossed
+	// (DefaultRRsetWarn, BIND's max-records-per-type default); negative
+	// turns the warning off.
+	RRsetWarn int
 }
 
 // ErrFollowing: Commit was called on a Store that has followed another
@@ -65,6 +70,9 @@ type Store struct {
 	// vanished holds when a following Store first found each zone it
 	// serves gone from the backend without a drop (follow.go).
 	vanished map[string]time.Time
+	// overRRset holds the zones whose largest RRset is past
+	// opts.RRsetWarn, so that each crossing is logged once.
+	overRRset map[string]bool
 	// restored counts the zones written back (ZonesRestored).
 	restored atomic.Int64
 
@@ -96,8 +104,11 @@ func Open(ctx context.Context, b Backend, opts Options, log *slog.Logger) (*Stor
 	if opts.JournalBytes <= 0 {
 		opts.JournalBytes = 16 << 20
 	}
+	if opts.RRsetWarn == 0 {
+		opts.RRsetWarn = DefaultRRsetWarn
+	}
 	s := &Store{b: b, opts: opts, log: log, vms: map[string]map[string][]Record{},
-		vmZones: map[string][]string{}, dropped: map[string]Serial{}, lost: map[string]lostZone{}, vanished: map[string]time.Time{}}
+		vmZones: map[string][]string{}, dropped: map[string]Serial{}, lost: map[string]lostZone{}, vanished: map[string]time.Time{}, overRRset: map[string]bool{}}
 	data, err := b.Load(ctx, func(key string, err error) {
 		log.Warn("skipping a value that cannot be decoded", "key", key, "err", err)
 	})
@@ -111,6 +122,7 @@ func Open(ctx context.Context, b Backend, opts Options, log *slog.Logger) (*Stor
 	for name, zd := range data {
 		zones[name] = s.loadZoneLocked(name, zd)
 	}
+	s.checkRRsetsLocked(zones)
 	s.zones.Store(&zones)
 	return s, nil
 }
@@ -179,6 +191,7 @@ func (s *Store) publishLocked(set map[string]*Snapshot) {
 			zones[name] = snap
 		}
 	}
+	s.checkRRsetsLocked(set)
 	s.zones.Store(&zones)
 	s.notify()
 }
