@@ -107,6 +107,8 @@ func convert(f *file, order []string) *Config {
 			Exempt:             prefixes(f.RRL.Exempt),
 		},
 		MassDeleteShare: f.MassDeleteShare,
+		RRsetWarn:       f.RRsetWarn,
+		MaxSvcMembers:   f.MaxSvcMembers,
 		TSIGKeys:        tsigKeys(f.TSIGKeys),
 	}
 	for _, name := range order {

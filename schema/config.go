@@ -46,6 +46,15 @@ type Config struct {
 	// MassDeleteShare is the largest share of a zone's records one commit
 	// may delete, in (0, 1]. Default 0.25.
 	MassDeleteShare float64
+	// RRsetWarn is the largest RRset a zone may have before cnsd warns
+	// that secondaries with a per-RRset limit (BIND 9.18.28+
+	// max-records-per-type, default 100) need it raised; 0 never warns.
+	// Default 100.
+	RRsetWarn int
+	// MaxSvcMembers caps the members a service name publishes (0: no
+	// cap): with more, those whose hash of VM UUID and name is lowest.
+	// Default 0.
+	MaxSvcMembers int
 	// TSIGKeys are the TSIG keys by (lower-case) name.
 	TSIGKeys map[string]TSIGKey
 

@@ -35,6 +35,7 @@ func defaults() file {
 		RRL: fileRRL{ResponsesPerSecond: 20, WindowSeconds: 15, Slip: 2,
 			IPv4PrefixLength: 24, IPv6PrefixLength: 56, TableSize: 65536},
 		MassDeleteShare: 0.25,
+		RRsetWarn:       100,
 		UFDSOpts:        fileUFDS{CacheSeconds: 300},
 		CNAPIOpts:       fileCNAPI{PollSeconds: 60},
 		NAPIOpts:        fileNAPI{CacheSeconds: 300},

@@ -26,6 +26,8 @@ type file struct {
 	LearnPeers      fileLearnPeers      `json:"learn_peers"`
 	RRL             fileRRL             `json:"rrl"`
 	MassDeleteShare float64             `json:"mass_delete_share"`
+	RRsetWarn       int                 `json:"rrset_warn_records"`
+	MaxSvcMembers   int                 `json:"max_service_members"`
 	TSIGKeys        map[string]fileTSIG `json:"tsig_keys"`
 
 	FullPollInterval   float64        `json:"full_poll_interval"`

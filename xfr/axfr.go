@@ -23,7 +23,7 @@ func (s *Server) serveAXFR(w dns.ResponseWriter, r *dns.Msg, st *settings) {
 	}
 	x := newStream(w, r, st)
 	if err := s.sendFull(x, st, z); err != nil {
-		s.log.Info("AXFR ended early", "zone", z.name, "peer", remoteAddr(w), "err", err)
+		s.transferAborted("AXFR", z, remoteAddr(w), x, err)
 		return
 	}
 	s.log.Debug("AXFR sent", "zone", z.name, "peer", remoteAddr(w), "serial", z.serial(),

@@ -46,6 +46,7 @@ type TransferCounts struct {
 
 type transferCounters struct {
 	axfr, ixfr, refused, msgs, bytes atomic.Uint64
+	aborted                          abortCounts
 }
 
 // TransferCounts returns the transfers served so far.

@@ -49,7 +49,7 @@ func (s *Server) serveIXFR(w dns.ResponseWriter, r *dns.Msg, st *settings) {
 		err = s.sendFull(x, st, z)
 	}
 	if err != nil {
-		s.log.Info("IXFR ended early", "zone", z.name, "peer", remoteAddr(w), "err", err)
+		s.transferAborted("IXFR", z, remoteAddr(w), x, err)
 		return
 	}
 	s.log.Debug("IXFR sent", "zone", z.name, "peer", remoteAddr(w), "from", uint32(have),

@@ -28,6 +28,7 @@ type stream struct {
 	ratio float64 // packed / uncompressed size of the last message
 
 	msgs, bytes, records int
+	sent                 int // records in the messages written
 }
 
 // newStream starts the answer to req. Its first message carries an OPT
@@ -90,6 +91,9 @@ func (x *stream) flush() error {
 		}
 	}
 	x.msgs++
+	if err == nil {
+		x.sent += len(x.cur)
+	}
 	x.cur, x.est = x.cur[:0], 0
 	return err
 }

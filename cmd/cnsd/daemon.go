@@ -218,6 +218,10 @@ func (d *dnsServer) retain(zone string) (uint32, bool) {
 // storeOptions are the store settings of cfg for a writer holding epoch
 // (0 for a follower).
 func storeOptions(cfg *schema.Config, epoch uint64, retain func(string) (uint32, bool)) store.Options {
+	warn := cfg.RRsetWarn
+	if warn == 0 {
+		warn = -1 // rrset_warn_records 0: never
+	}
 	return store.Options{Epoch: epoch, JournalEntries: cfg.Journal.MaxEntries,
-		JournalBytes: int(cfg.Journal.MaxBytes), Retain: retain}
+		JournalBytes: int(cfg.Journal.MaxBytes), Retain: retain, RRsetWarn: warn}
 }
