@@ -77,6 +77,7 @@ func (noDNS) AllowedPeers() []string               { return nil }
 func (noDNS) QueryCounts() map[string]uint64       { return nil }
 func (noDNS) TransferCounts() xfr.TransferCounts   { return xfr.TransferCounts{} }
 func (noDNS) RateLimitCounts() xfr.RateLimitCounts { return xfr.RateLimitCounts{} }
+func (noDNS) AbortedTransfers() map[string]uint64  { return nil }
 
 func cloudAPI(t *testing.T, withCloud bool) string {
 	t.Helper()

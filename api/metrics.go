@@ -14,9 +14,9 @@ import (
 type collector struct {
 	s *Server
 
-	serial, records, journal, journalBytes    *prometheus.Desc
-	queries, transfers, refused, msgs, xbytes *prometheus.Desc
-	rrlDropped, rrlSlipped                    *prometheus.Desc
+	serial, records, journal, journalBytes, largestRRset *prometheus.Desc
+	queries, transfers, refused, aborted, msgs, xbytes   *prometheus.Desc
+	rrlDropped, rrlSlipped                               *prometheus.Desc
 
 	peerSerial, peerLag, peerStale, notifySent, notifyFailed, peerXfr, peerAhead *prometheus.Desc
 
@@ -38,9 +38,11 @@ func newCollector(s *Server) *collector {
 		records:        d("zone_records", "Records the zone serves.", zone...),
 		journal:        d("zone_journal_entries", "Diffs kept in the zone's journal.", zone...),
 		journalBytes:   d("zone_journal_bytes", "Heap the zone's journal takes in this process: its diffs, encoded.", zone...),
+		largestRRset:   d("zone_largest_rrset", "Records in the zone's largest RRset (one name and type, e.g. a service's A records); secondaries must accept RRsets this large (BIND 9.18.28+: max-records-per-type, default 100).", zone...),
 		queries:        d("dns_queries_total", "Queries answered, by response code.", "rcode"),
 		transfers:      d("dns_transfers_total", "Zone transfers completed, by what was sent.", "kind"),
 		refused:        d("dns_transfers_refused_total", "Zone transfers refused by the ACL or TSIG."),
+		aborted:        d("dns_transfers_aborted_total", "Zone transfers that ended before their last message was sent, the connection reset or closed: a secondary refusing the zone's data (BIND's max-records-per-type) aborts so.", zone...),
 		msgs:           d("dns_transfer_messages_total", "Messages of completed zone transfers."),
 		xbytes:         d("dns_transfer_bytes_total", "Octets of completed zone transfers."),
 		rrlDropped:     d("dns_rrl_dropped_total", "Answers over UDP that response rate limiting dropped."),
@@ -77,8 +79,8 @@ func newCollector(s *Server) *collector {
 // the registry checks what each scrape collects against them.
 func (c *collector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{
-		c.serial, c.records, c.journal, c.journalBytes,
-		c.queries, c.transfers, c.refused, c.msgs, c.xbytes, c.rrlDropped, c.rrlSlipped,
+		c.serial, c.records, c.journal, c.journalBytes, c.largestRRset,
+		c.queries, c.transfers, c.refused, c.aborted, c.msgs, c.xbytes, c.rrlDropped, c.rrlSlipped,
 		c.peerSerial, c.peerLag, c.peerStale, c.notifySent, c.notifyFailed, c.peerXfr, c.peerAhead,
 		c.pending, c.heldVMs, c.heldRecords,
 		c.feedConnected, c.feedVMs, c.feedUnresolved, c.feedQueued, c.feedLag, c.listings, c.commits, c.pendingSources,
@@ -170,6 +172,7 @@ func (c *collector) collectZones(ch chan<- prometheus.Metric) {
 		gauge(ch, c.records, float64(snap.Len()), zone)
 		gauge(ch, c.journal, float64(entries), zone)
 		gauge(ch, c.journalBytes, float64(bytes), zone)
+		gauge(ch, c.largestRRset, float64(snap.LargestRRset()), zone)
 	}
 }
 
@@ -181,6 +184,9 @@ func (c *collector) collectDNS(ch chan<- prometheus.Metric) {
 	counter(ch, c.transfers, t.AXFR, "axfr")
 	counter(ch, c.transfers, t.IXFR, "ixfr")
 	counter(ch, c.refused, t.Refused)
+	for zone, n := range c.s.dns.AbortedTransfers() {
+		counter(ch, c.aborted, n, zone)
+	}
 	counter(ch, c.msgs, t.Messages)
 	counter(ch, c.xbytes, t.Bytes)
 	rl := c.s.dns.RateLimitCounts()

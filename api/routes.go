@@ -19,7 +19,8 @@ func (s *Server) getZones(w http.ResponseWriter, r *http.Request) {
 		if snap == nil {
 			continue // dropped meanwhile
 		}
-		out = append(out, Zone{Name: strings.TrimSuffix(name, "."), Serial: uint32(snap.Serial()), Records: snap.Len()})
+		out = append(out, Zone{Name: strings.TrimSuffix(name, "."), Serial: uint32(snap.Serial()), Records: snap.Len(),
+			LargestRRset: snap.LargestRRset()})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	s.reply(w, http.StatusOK, out)

@@ -34,6 +34,7 @@ type DNS interface {
 	QueryCounts() map[string]uint64
 	TransferCounts() xfr.TransferCounts
 	RateLimitCounts() xfr.RateLimitCounts
+	AbortedTransfers() map[string]uint64
 }
 
 var _ DNS = (*xfr.Server)(nil)

@@ -120,7 +120,7 @@ func TestRoutes(t *testing.T) {
 	}{
 		{name: "ping", method: "GET", path: "/ping", status: 200},
 		{name: "zones", method: "GET", path: "/zones", status: 200, check: func(t *testing.T, b []byte) {
-			want := []Zone{{Name: "example.test", Serial: serial, Records: 1}}
+			want := []Zone{{Name: "example.test", Serial: serial, Records: 1, LargestRRset: 1}}
 			var got []Zone
 			decode(t, b, &got)
 			if !reflect.DeepEqual(got, want) {
@@ -158,6 +158,7 @@ func TestRoutes(t *testing.T) {
 			for _, line := range []string{
 				`cnsd_zone_serial{zone="example.test"} ` + strconv.FormatFloat(float64(serial), 'g', -1, 64),
 				`cnsd_zone_records{zone="example.test"} 1`,
+				`cnsd_zone_largest_rrset{zone="example.test"} 1`,
 				`cnsd_zone_journal_entries{zone="example.test"} 1`,
 				fmt.Sprintf(`cnsd_peer_confirmed_serial{peer=%q,zone="example.test"} %s`, peer, strconv.FormatFloat(float64(serial), 'g', -1, 64)),
 				fmt.Sprintf(`cnsd_peer_behind_seconds{peer=%q,zone="example.test"} 0`, peer),

@@ -9,6 +9,10 @@ type Zone struct {
 	Serial uint32 `json:"serial"`
 	// Records is how many records the zone serves (cnsd addition).
 	Records int `json:"records"`
+	// LargestRRset is how many records the zone's largest RRset holds
+	// (cnsd addition): what a secondary's per-RRset limit, BIND's
+	// max-records-per-type, must allow.
+	LargestRRset int `json:"largest_rrset"`
 }
 
 // Peer is one secondary in GET /peers and GET /peer/:addr. The fields
