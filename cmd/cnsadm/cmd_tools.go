@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"slices"
 	"strings"
@@ -123,62 +122,6 @@ func reasonsOf(rs []zonegen.Reason) []client.Reason {
 	}
 	return out
 }
-
-// cmdBindConfig prints BIND statements that make a BIND server a
-// secondary of every zone cnsd serves, or of its catalog zone.
-func cmdBindConfig(ctx context.Context, e *env, args []string) error {
-	fs := flag.NewFlagSet("bind-config", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	catalog := fs.Bool("catalog", false, "print the catalog-zone set-up (BIND 9.18+) instead of one zone statement per zone")
-	primary := fs.String("primary", "", "cnsd's `ADDRESS` as the secondaries reach it (default: its first dns.listen address in the configuration)")
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("bind-config: %w (cnsadm help bind-config)", err)
-	}
-	cfg, cfgErr := schema.Load(e.configPath)
-	addr, port := *primary, "53"
-	if addr == "" {
-		if cfgErr != nil || len(cfg.DNS.Listen) == 0 {
-			return fmt.Errorf("bind-config: give -primary ADDRESS (the configuration gives none: %v)", cfgErr)
-		}
-		h, p, err := net.SplitHostPort(cfg.DNS.Listen[0])
-		if err != nil {
-			return err
-		}
-		addr, port = h, p
-	}
-	prim := addr
-	if port != "53" {
-		prim += " port " + port
-	}
-	if *catalog {
-		name := "catalog.cnsd.invalid"
-		if cfgErr == nil && cfg.CatalogZone.Name != "" {
-			name = cfg.CatalogZone.Name
-		}
-		fmt.Fprintf(e.stdout, "options {\n\tallow-notify { %s; };\n\t%s\n\tcheck-names secondary ignore;\n\tcatalog-zones {\n\t\tzone %q\n\t\t\tdefault-primaries { %s; }\n\t\t\tzone-directory \"cnsd\";\n\t};\n};\n", addr, checkNamesComment, name, prim)
-		fmt.Fprintf(e.stdout, "zone %q {\n\ttype secondary;\n\tprimaries { %s; };\n\tfile %q;\n};\n", name, prim, name+".db")
-		return nil
-	}
-	zones, err := e.api.Zones(ctx)
-	if err != nil {
-		return err
-	}
-	for _, z := range zones {
-		if cfgErr == nil && z.Name == cfg.CatalogZone.Name {
-			continue
-		}
-		fmt.Fprintf(e.stdout, "zone %q {\n\ttype secondary;\n\tprimaries { %s; };\n\tfile %q;\n\t%s\n\tcheck-names ignore;\n};\n",
-			z.Name, prim, "cnsd/"+z.Name+".db", checkNamesComment)
-	}
-	return nil
-}
-
-// checkNamesComment says why bind-config turns BIND's check-names off:
-// a service tagged "_name._tcp" has its A, AAAA and TXT records at an
-// owner with underscores, as in Triton CNS (docs/differences.md), which
-// BIND's default for secondary zones (check-names secondary warn) logs
-// at every load.
-const checkNamesComment = "// service names _name._tcp carry A/AAAA records (see cnsd's docs/differences.md)"
 
 // help prints the manual page of a command, or the list of them.
 func help(w io.Writer, args []string) error {

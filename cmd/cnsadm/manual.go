@@ -163,14 +163,41 @@ DESCRIPTION
     tagged _name._tcp have A/AAAA records at that owner, as in Triton CNS,
     which BIND would otherwise log as bad owner names at every load.
 
+    BIND 9.18.28 and later refuse a whole zone that holds an RRset of more
+    than max-records-per-type records (default 100; "too many records" in
+    BIND's log), and a service with more members than that is such an
+    RRset. bind-config reads each zone's largest RRset from GET /zones and
+    sets max-records-per-type to twice it where that exceeds BIND's
+    default: per zone, or with -catalog once in the options block (member
+    zones take it from there) for the largest RRset of any zone. Run it
+    again when services grow (cnsd warns when a zone's largest RRset
+    passes rrset_warn_records, and cnsd_zone_largest_rrset shows it). BIND
+    before 9.18.28 has no such limit and rejects the option: delete those
+    lines for it. max-types-per-name (also 100) is never reached: cnsd puts
+    at most eight types at a name.
+
+    Transfers are signed with the key each zone's tsig_key names in the
+    configuration (the catalog's for -catalog), or the -key given; the key
+    statements are printed too, secret included.
+
 OPTIONS
     -catalog           the catalog-zone set-up.
-    -primary ADDRESS   cnsd's address as the secondaries reach it (default:
-                       the first dns.listen address of the configuration).
+    -primary ADDRESS   cnsd's address as the secondaries reach it, an IP
+                       address with an optional port: 192.0.2.1,
+                       192.0.2.1:5353, 2001:db8::1, [2001:db8::1]:5353
+                       (printed as BIND wants it, "192.0.2.1 port 5353").
+                       Default: the first dns.listen address of the
+                       configuration.
+    -key NAME          sign every transfer with the key NAME of the
+                       configuration's tsig_keys.
+    -max-records-per-type N
+                       set max-records-per-type to N everywhere (0: no
+                       limit) instead of sizing it from the zones.
 
 EXAMPLES
     cnsadm bind-config -primary 192.0.2.1 > /etc/bind/cnsd-zones.conf
     cnsadm bind-config -catalog -primary 192.0.2.1
+    cnsadm bind-config -primary 127.0.0.1:15353 -key xfr-key
 `,
 	"help": `
 DESCRIPTION
