@@ -28,6 +28,32 @@ func StartBIND(t testing.TB, cfg Config) *Secondary {
 	})
 }
 
+// StartBINDWith starts named with the harness's options (listening,
+// logging, no control channel) and statements, the key and zone
+// statements an operator would install — the output of cnsadm
+// bind-config without -catalog, say — in place of the zone statements
+// StartBIND writes for cfg.Zones; cfg.Primary and cfg.TSIG are unused.
+// Zone files go where statements say, relative to the secondary's
+// directory, in which a directory cnsd is made for bind-config's
+// "cnsd/ZONE.db".
+func StartBINDWith(t testing.TB, cfg Config, statements string) *Secondary {
+	t.Helper()
+	bin := binary(t, "named", "CNSD_NAMED", "bind9")
+	family := "-4"
+	if cfg.listen().Is6() {
+		family = "-6"
+	}
+	conf := func(dir string, addr netip.AddrPort) string {
+		if err := os.MkdirAll(filepath.Join(dir, "cnsd"), 0o755); err != nil {
+			t.Fatalf("secondarytest: %v", err)
+		}
+		return bindConf(dir, addr, Config{Listen: cfg.Listen}) + statements
+	}
+	return startConfigured(t, "bind", bin, "named.conf", "named.log", cfg.listen(), conf, func(path string) []string {
+		return []string{"-g", family, "-n", "1", "-d", "3", "-c", path}
+	})
+}
+
 // bindConf is a named.conf for a secondary listening on addr. The
 // control channel is off (controls {}) so that several instances do not
 // fight over port 953.
