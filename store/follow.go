@@ -226,7 +226,7 @@ func (s *Store) applyDiff(zone string, snap *Snapshot, d Diff) *Snapshot {
 			return e
 		}
 		n, _ := next.names.Get(name)
-		return editOf(n)
+		return servedOf(n) // a follower mirrors what the writer serves
 	}
 	for _, r := range d.Removed {
 		edits[r.Name] = get(r.Name).drop(r)
@@ -237,7 +237,7 @@ func (s *Store) applyDiff(zone string, snap *Snapshot, d Diff) *Snapshot {
 	names := newNameMap(next.names)
 	for name, e := range edits {
 		old, _ := next.names.Get(name)
-		nn := e.node()
+		nn := e.node(name, 0)
 		next.replaced(old, nn)
 		names.set(name, nn)
 	}

@@ -20,7 +20,7 @@ func (s *Store) loadZoneLocked(name string, zd *ZoneData) *Snapshot {
 		s.vmZones[vm] = insertSorted(s.vmZones[vm], name)
 	}
 	s.vms[name] = vms
-	snap := buildSnapshot(name, zd.Serial, vms)
+	snap := buildSnapshot(name, zd.Serial, vms, s.opts.MaxMembers)
 	for _, d := range zd.Journal {
 		e := newJEntry(d)
 		snap.journal = append(snap.journal, e)
@@ -31,7 +31,7 @@ func (s *Store) loadZoneLocked(name string, zd *ZoneData) *Snapshot {
 
 // buildSnapshot builds a zone's snapshot from scratch out of its VMs'
 // records.
-func buildSnapshot(zone string, serial Serial, vms map[string][]Record) *Snapshot {
+func buildSnapshot(zone string, serial Serial, vms map[string][]Record, maxMembers int) *Snapshot {
 	edits := map[string]edit{}
 	for vm, recs := range vms {
 		for _, r := range recs {
@@ -41,7 +41,7 @@ func buildSnapshot(zone string, serial Serial, vms map[string][]Record) *Snapsho
 	b := immutable.NewSortedMapBuilder[string, *node](nameOrder{})
 	snap := &Snapshot{zone: zone, serial: serial, sizes: rrsetSizes{}}
 	for name, e := range edits {
-		nn := e.node()
+		nn := e.node(name, maxMembers)
 		b.Set(name, nn)
 		snap.replaced(nil, nn)
 	}

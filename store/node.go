@@ -18,12 +18,23 @@ type entry struct {
 // edit is a mutable copy of one name's node for a commit to change.
 type edit []entry
 
-// editOf copies n (which may be nil) into an edit.
+// editOf copies n (which may be nil) into an edit: its served records
+// and those it holds (members over Options.MaxMembers), in order.
 func editOf(n *node) edit {
+	e := servedOf(n)
+	if n != nil && len(n.held) > 0 {
+		e = append(e, n.held...)
+		slices.SortFunc(e, func(x, y entry) int { return rrCompare(x.rec, y.rec) })
+	}
+	return e
+}
+
+// servedOf copies n's served records (which may be nil) into an edit.
+func servedOf(n *node) edit {
 	if n == nil {
 		return nil
 	}
-	e := make(edit, len(n.recs))
+	e := make(edit, len(n.recs), len(n.recs)+len(n.held))
 	for i, r := range n.recs {
 		e[i].rec = r
 		if n.more != nil {
@@ -83,12 +94,14 @@ func (e edit) drop(r Record) edit {
 	return e
 }
 
-// node freezes the edit; nil when no record is left.
-func (e edit) node() *node {
+// node freezes the edit as name's node, publishing the records of at
+// most max members (0: all; members.go); nil when no record is left.
+func (e edit) node(name string, max int) *node {
 	if len(e) == 0 {
 		return nil
 	}
-	n := &node{recs: make([]Record, len(e))}
+	e, held := e.split(name, max)
+	n := &node{recs: make([]Record, len(e)), held: held}
 	for i, x := range e {
 		n.recs[i] = x.rec
 		if len(x.more) > 0 {

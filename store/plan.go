@@ -71,7 +71,7 @@ func (s *Store) buildLocked(p *zonePlan, now time.Time) {
 	if p.raise != 0 {
 		next.serial = p.raise
 	}
-	removed, added := p.applyOps(next)
+	removed, added := p.applyOps(next, s.opts.MaxMembers)
 	d := Diff{Zone: p.zone, From: prev, To: next.serial, Removed: removed, Added: added}
 	next.addJournal(d, &s.opts)
 	p.next = next
@@ -91,7 +91,7 @@ func (s *Store) buildLocked(p *zonePlan, now time.Time) {
 
 // applyOps applies the plan's ops to next's names, adjusting its record
 // count, and returns the served records removed and added, sorted.
-func (p *zonePlan) applyOps(next *Snapshot) (removed, added []Record) {
+func (p *zonePlan) applyOps(next *Snapshot, maxMembers int) (removed, added []Record) {
 	names := newNameMap(next.names)
 	for name, ops := range p.ops {
 		old, _ := next.names.Get(name)
@@ -103,7 +103,7 @@ func (p *zonePlan) applyOps(next *Snapshot) (removed, added []Record) {
 				e = e.remove(o.r, o.vm)
 			}
 		}
-		nn := e.node()
+		nn := e.node(name, maxMembers)
 		removed, added = served(recsOf(old), recsOf(nn), removed, added)
 		next.replaced(old, nn)
 		names.set(name, nn)

@@ -291,19 +291,17 @@ func OpenAfter(ctx context.Context, b Backend, opts Options, log *slog.Logger, p
 	return s, nil
 }
 
-// vmsOf returns what each VM provides in snap, the per-VM state a Store
-// keeps (normalized lists).
+// vmsOf returns what each VM provides in snap, published or held by
+// the member cap, the per-VM state a Store keeps (normalized lists).
 func vmsOf(snap *Snapshot) map[string][]Record {
 	vms := map[string][]Record{}
 	it := snap.names.Iterator()
 	for !it.Done() {
 		_, n, _ := it.Next()
-		for i, r := range n.recs {
+		for _, x := range editOf(n) { // held members' records too
+			r := x.rec
 			vms[r.Source] = append(vms[r.Source], r)
-			if n.more == nil {
-				continue
-			}
-			for _, vm := range n.more[i] {
+			for _, vm := range x.more {
 				r.Source = vm
 				vms[vm] = append(vms[vm], r)
 			}

@@ -60,7 +60,7 @@ func requireBackendServes(t *testing.T, b Backend, s *Store) {
 		t.Fatalf("backend holds zones %v, store serves %v", got, want)
 	}
 	for _, z := range s.Zones() {
-		re := buildSnapshot(z, data[z].Serial, data[z].VMs)
+		re := buildSnapshot(z, data[z].Serial, data[z].VMs, 0)
 		got := slices.Collect(re.All())
 		slices.SortFunc(got, Record.Compare)
 		if want := all(s, z); !slices.EqualFunc(got, want, func(a, b Record) bool { return a.Compare(b) == 0 }) {

@@ -127,7 +127,7 @@ func BenchmarkFindLargestRRset(b *testing.B) {
 			a(fmt.Sprintf("svc%d.svc.alice.%s", i/50, bigZone), addr, vm),
 		}
 	}
-	snap := buildSnapshot(bigZone, 1, recs)
+	snap := buildSnapshot(bigZone, 1, recs, 0)
 	if snap.Len() != 100000 {
 		b.Fatalf("%d records", snap.Len())
 	}

@@ -33,6 +33,9 @@ type Snapshot struct {
 type node struct {
 	recs []Record
 	more [][]string
+	// held are the records of the members a name does not publish
+	// (Options.MaxMembers, members.go), sorted; nil without a cap.
+	held []entry
 }
 
 // Zone returns the zone's name (absolute, lower-case, trailing dot).

@@ -33,6 +33,12 @@ type Options struct {
 	// (DefaultRRsetWarn, BIND's max-records-per-type default); negative
 	// turns the warning off.
 	RRsetWarn int
+	// MaxMembers caps the VMs whose records one name publishes (0: no
+	// cap): a name with more publishes those of the MaxMembers with the
+	// lowest rank of VM UUID and name (members.go), a choice that is
+	// the same in every process and does not churn. Readers must have the
+	// writer's value.
+	MaxMembers int
 }
 
 // ErrFollowing: Commit was called on a Store that has followed another

@@ -223,5 +223,6 @@ func storeOptions(cfg *schema.Config, epoch uint64, retain func(string) (uint32,
 		warn = -1 // rrset_warn_records 0: never
 	}
 	return store.Options{Epoch: epoch, JournalEntries: cfg.Journal.MaxEntries,
-		JournalBytes: int(cfg.Journal.MaxBytes), Retain: retain, RRsetWarn: warn}
+		JournalBytes: int(cfg.Journal.MaxBytes), Retain: retain, RRsetWarn: warn,
+		MaxMembers: cfg.MaxSvcMembers}
 }
