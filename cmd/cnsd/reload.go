@@ -99,6 +99,10 @@ func startOnlyChanges(old, next *schema.Config) []string {
 		{"cnapi_opts", old.CNAPI, next.CNAPI},
 		{"napi_opts", old.NAPI, next.NAPI},
 		{"changefeed_opts", old.Changefeed, next.Changefeed},
+		// The store's options: MaxMembers must change in every process
+		// at once, or readers would publish other members than the writer.
+		{"rrset_warn_records", old.RRsetWarn, next.RRsetWarn},
+		{"max_service_members", old.MaxSvcMembers, next.MaxSvcMembers},
 	} {
 		if !reflect.DeepEqual(s.a, s.b) {
 			keys = append(keys, s.key)

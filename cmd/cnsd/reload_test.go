@@ -309,6 +309,8 @@ func TestStartOnlyChanges(t *testing.T) {
 		}, []string{"dns.listen", "api.listen"}},
 		{"store", func(c *schema.Config) { c.Store.Redis = "redis://127.0.0.1:6379" }, []string{"store"}},
 		{"cnapi", func(c *schema.Config) { c.CNAPI.PollInterval = time.Second }, []string{"cnapi_opts"}},
+		{"store options", func(c *schema.Config) { c.RRsetWarn, c.MaxSvcMembers = 500, 64 },
+			[]string{"rrset_warn_records", "max_service_members"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
