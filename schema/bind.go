@@ -106,6 +106,7 @@ func convert(f *file, order []string) *Config {
 			TableSize:          f.RRL.TableSize,
 			Exempt:             prefixes(f.RRL.Exempt),
 		},
+		Log:             LogConfig{Level: logLevels[f.Log.Level], Format: f.Log.Format},
 		MassDeleteShare: f.MassDeleteShare,
 		RRsetWarn:       f.RRsetWarn,
 		MaxSvcMembers:   f.MaxSvcMembers,

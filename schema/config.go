@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"log/slog"
 	"net/netip"
 	"slices"
 	"strings"
@@ -42,6 +43,7 @@ type Config struct {
 	ComputeNodes ComputeNodeConfig
 	LearnPeers   LearnPeersConfig
 	RRL          RRLConfig
+	Log          LogConfig
 
 	// MassDeleteShare is the largest share of a zone's records one commit
 	// may delete, in (0, 1]. Default 0.25.
@@ -297,6 +299,15 @@ type RRLConfig struct {
 	TableSize int
 	// Exempt are clients never limited.
 	Exempt []netip.Prefix
+}
+
+// LogConfig is what cnsd logs and how.
+type LogConfig struct {
+	// Level is the least severe level logged. Default slog.LevelInfo.
+	Level slog.Level
+	// Format is "text" (slog's key=value lines) or "json". Default
+	// "text".
+	Format string
 }
 
 // ComputeNodeConfig says when a compute node counts as down

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"errors"
+	"log/slog"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -69,6 +70,8 @@ var badFiles = map[string]string{
 	"unknown_zone_key.bad.json":                     `config: forward_zones["a.example.com"]: unknown key "netwroks"`,
 	"upper_case_zone.bad.json":                      `config: forward_zones["Example.COM"]: zone name must be lower-case, got "Example.COM"`,
 	"wrong_type.bad.json":                           `config: use_alias: must be a boolean, got "yes"`,
+	"log_level.bad.json":                            `config: log.level: must be one of "debug", "info", "warn", "error", got "verbose"`,
+	"log_format.bad.json":                           `config: log.format: must be one of "text", "json", got "logfmt"`,
 	"rrl_slip.bad.json":                             `config: rrl.slip: must be at most 10, got 11`,
 	"udp_max_payload.bad.json":                      `config: dns.udp_max_payload: must be at least 512, got 256`,
 	"rrl_exempt.bad.json":                           `config: rrl.exempt[0]: must be an IP address or a CIDR prefix, got "192.0.2.0/33"`,
@@ -141,6 +144,7 @@ func TestParseMinimal(t *testing.T) {
 		LearnPeers:   LearnPeersConfig{AfterTransfers: 3, ForgetAfter: 24 * time.Hour},
 		RRL: RRLConfig{ResponsesPerSecond: 20, Window: 15 * time.Second, Slip: 2,
 			IPv4PrefixLength: 24, IPv6PrefixLength: 56, TableSize: 65536},
+		Log:             LogConfig{Level: slog.LevelInfo, Format: "text"},
 		MassDeleteShare: 0.25,
 		RRsetWarn:       100,
 		TSIGKeys:        map[string]TSIGKey{},
@@ -186,6 +190,7 @@ func TestParseFull(t *testing.T) {
 		{"compute nodes", c.ComputeNodes, ComputeNodeConfig{HeartbeatLimit: 30 * time.Minute}},
 		{"mass delete", c.MassDeleteShare, 1.0},
 		{"large RRsets", [2]int{c.RRsetWarn, c.MaxSvcMembers}, [2]int{500, 64}},
+		{"log", c.Log, LogConfig{Level: slog.LevelDebug, Format: "json"}},
 		{"learn peers", c.LearnPeers, LearnPeersConfig{Enabled: true, AfterTransfers: 2, ForgetAfter: time.Hour}},
 		{"rrl", c.RRL, RRLConfig{Disabled: true, ResponsesPerSecond: 50, Window: 5 * time.Second, Slip: 0,
 			IPv4PrefixLength: 32, IPv6PrefixLength: 64, TableSize: 4096, Exempt: prefixList("192.0.2.0/24", "2001:db8::53/128")}},

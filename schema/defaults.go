@@ -34,6 +34,7 @@ func defaults() file {
 		LearnPeers:   fileLearnPeers{AfterTransfers: 3, ForgetAfterSeconds: 86400},
 		RRL: fileRRL{ResponsesPerSecond: 20, WindowSeconds: 15, Slip: 2,
 			IPv4PrefixLength: 24, IPv6PrefixLength: 56, TableSize: 65536},
+		Log:             fileLog{Level: "info", Format: "text"},
 		MassDeleteShare: 0.25,
 		RRsetWarn:       100,
 		UFDSOpts:        fileUFDS{CacheSeconds: 300},

@@ -20,7 +20,8 @@
 //     level, except inside redis_opts, which is passed on as it is.
 //  4. Schema: the file is validated against the embedded
 //     config.schema.json (types, required keys, ranges and shapes of
-//     names and addresses). The first failure in file order is reported.
+//     names and addresses). Every failing value is reported, in file
+//     order: a file with three mistakes names all three.
 //  5. Defaults: the values are laid over the defaults (see Config).
 //  6. Cross-field checks: at most one catch-all zone, hidden_primary needs
 //     peers, TSIG key references resolve, no duplicate network in a zone,
@@ -29,7 +30,9 @@
 //
 // Every rejection is an *Error that names the field path, in the form
 // forward_zones["dc1.cns.example.com"].networks[0], and the offending
-// value (secrets excepted); it wraps ErrInvalid. Messages use the current
+// value (secrets excepted); it wraps ErrInvalid. When the schema finds
+// several, the rejection is Errors, a list of them that errors.Is and
+// errors.As see through. Messages use the current
 // spelling of keys even when the file uses RFD 1's.
 //
 // # Zone names

@@ -40,6 +40,55 @@ func (e *Error) Error() string {
 // Unwrap returns ErrInvalid.
 func (e *Error) Unwrap() error { return ErrInvalid }
 
+// Errors are the rejections of one configuration when there are
+// several, in file order; every one wraps ErrInvalid. Its message reads
+// "config: [file: ]N problems: path: message; path: message…". A
+// configuration with one problem is rejected with an *Error instead.
+type Errors []*Error
+
+// Error implements error.
+func (es Errors) Error() string {
+	if len(es) == 1 {
+		return es[0].Error()
+	}
+	s := "config: "
+	if len(es) > 0 && es[0].File != "" {
+		s += es[0].File + ": "
+	}
+	s += strconv.Itoa(len(es)) + " problems: "
+	for i, e := range es {
+		if i > 0 {
+			s += "; "
+		}
+		if e.Path != "" {
+			s += e.Path + ": "
+		}
+		s += e.Message
+	}
+	return s
+}
+
+// Unwrap returns every *Error, so that errors.Is(err, ErrInvalid) holds
+// and errors.As finds the first.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// err returns nil for no errors, the *Error for one, es for several.
+func (es Errors) err() error {
+	switch len(es) {
+	case 0:
+		return nil
+	case 1:
+		return es[0]
+	}
+	return es
+}
+
 // invalid returns an *Error for path p.
 func invalid(p path, format string, args ...any) *Error {
 	return &Error{Path: string(p), Message: fmt.Sprintf(format, args...)}

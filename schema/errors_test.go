@@ -17,7 +17,7 @@ func TestErrorPaths(t *testing.T) {
 		{"slash in zone name", `"forward_zones": {"a/b": {"networks": ["*"]}}`,
 			`config: forward_zones["a/b"]: zone name must be a valid DNS name (labels of 1 to 63 letters, digits or '-', not starting or ending with '-', 253 characters at most), got "a/b"`},
 		{"tilde in zone name", `"forward_zones": {"a~1": {"networks": ["x"]}}`,
-			`config: forward_zones["a~1"]: zone name must be a valid DNS name (labels of 1 to 63 letters, digits or '-', not starting or ending with '-', 253 characters at most), got "a~1"`},
+			`config: 2 problems: forward_zones["a~1"]: zone name must be a valid DNS name (labels of 1 to 63 letters, digits or '-', not starting or ending with '-', 253 characters at most), got "a~1"; forward_zones["a~1"].networks[0]: must be a network or network pool UUID, or "*", got "x"`},
 		{"value under an escaped key", `"forward_zones": {"a.example.com": {"networks": ["*"]}}, "redis_opts": 1`,
 			`config: redis_opts: must be an object, got 1`},
 		{"empty zone name", `"forward_zones": {"": {"networks": ["*"]}}`,
@@ -26,7 +26,7 @@ func TestErrorPaths(t *testing.T) {
 		{"control character quoted", `"forward_zones": {"a.example.com": {"networks": ["\u0001"]}}`,
 			`config: forward_zones["a.example.com"].networks[0]: must be a network or network pool UUID, or "*", got "\x01"`},
 		{"name error before value error", `"forward_zones": {"A.example.com": {"networks": []}}`,
-			`config: forward_zones["A.example.com"]: zone name must be lower-case, got "A.example.com"`},
+			`config: 2 problems: forward_zones["A.example.com"]: zone name must be lower-case, got "A.example.com"; forward_zones["A.example.com"].networks: must list at least one network, got an empty array`},
 		{"null", zone + `, "use_login": null`, `config: use_login: must be a boolean, got null`},
 		{"object for a string", zone + `, "binder_domain": {"a": 1}`, `config: binder_domain: must be a string, got an object`},
 		{"fraction for an integer", zone + `, "ttl": {"ns": 1.5}`, `config: ttl.ns: must be an integer, got 1.5`},
@@ -101,5 +101,43 @@ func TestPathStyle(t *testing.T) {
 	}
 	if got := describe(strings.Repeat("x", 3)); got != `"xxx"` {
 		t.Errorf("describe = %s", got)
+	}
+}
+
+// TestEveryErrorReported: a file with three distinct faults is rejected
+// with all three, each an *Error naming its field and the file, in file
+// order.
+func TestEveryErrorReported(t *testing.T) {
+	data := []byte(`{"my_name": "ns1.example.com", "hostmaster": "hostmaster@example.com",
+  "forward_zones": {"a.example.com": {"networks": ["*"]}},
+  "ttl": {"record": 0}, "log": {"level": "verbose"}, "use_alias": "yes"}`)
+	_, err := ParseFile("cnsd.json", data)
+	if !errors.Is(err, ErrInvalid) {
+		t.Fatalf("ParseFile = %v, want an error wrapping ErrInvalid", err)
+	}
+	es, ok := errors.AsType[Errors](err)
+	if !ok {
+		t.Fatalf("ParseFile = %T %v, want Errors", err, err)
+	}
+	want := []string{
+		`config: cnsd.json: ttl.record: must be at least 1, got 0`,
+		`config: cnsd.json: log.level: must be one of "debug", "info", "warn", "error", got "verbose"`,
+		`config: cnsd.json: use_alias: must be a boolean, got "yes"`,
+	}
+	if len(es) != len(want) {
+		t.Fatalf("%d errors, want %d: %v", len(es), len(want), err)
+	}
+	for i, e := range es {
+		if e.Error() != want[i] {
+			t.Errorf("error %d\n got: %s\nwant: %s", i, e.Error(), want[i])
+		}
+	}
+	wantMsg := `config: cnsd.json: 3 problems: ttl.record: must be at least 1, got 0; ` +
+		`log.level: must be one of "debug", "info", "warn", "error", got "verbose"; use_alias: must be a boolean, got "yes"`
+	if err.Error() != wantMsg {
+		t.Errorf("message\n got: %s\nwant: %s", err.Error(), wantMsg)
+	}
+	if first, ok := errors.AsType[*Error](err); !ok || first.Path != "ttl.record" {
+		t.Errorf("errors.As(*Error) = %v, want the first, ttl.record", first)
 	}
 }

@@ -12,7 +12,7 @@ import (
 // field and the value. The text comes from the schema: errorMessage next
 // to the failing keyword when there is one, else a message made from the
 // keyword and its argument.
-func (c *compiledSchema) explain(tree any, e *jsonschema.ValidationError) error {
+func (c *compiledSchema) explain(tree any, e *jsonschema.ValidationError) *Error {
 	at := instanceLoc(tree, e.InstanceLocation)
 	keyword, node := c.keywordAt(e.AbsoluteKeywordLocation)
 	value, _ := lookup(tree, at)
@@ -64,7 +64,7 @@ func (c *compiledSchema) keywordAt(abs string) (string, map[string]any) {
 
 // missingKey reports the first key of node's required list that the
 // object at at lacks.
-func missingKey(tree any, at loc, node map[string]any) error {
+func missingKey(tree any, at loc, node map[string]any) *Error {
 	v, _ := lookup(tree, at)
 	o, _ := v.(*object)
 	required, _ := node["required"].([]any)
@@ -78,7 +78,7 @@ func missingKey(tree any, at loc, node map[string]any) error {
 
 // unknownKey reports the first key of the object v that node does not
 // define. The strict pass finds these first; this is a fallback.
-func unknownKey(at loc, v any, node map[string]any) error {
+func unknownKey(at loc, v any, node map[string]any) *Error {
 	props, _ := node["properties"].(map[string]any)
 	if o, ok := v.(*object); ok {
 		for _, k := range o.keys {

@@ -25,6 +25,7 @@ type file struct {
 	ComputeNodes    fileComputeNodes    `json:"compute_nodes"`
 	LearnPeers      fileLearnPeers      `json:"learn_peers"`
 	RRL             fileRRL             `json:"rrl"`
+	Log             fileLog             `json:"log"`
 	MassDeleteShare float64             `json:"mass_delete_share"`
 	RRsetWarn       int                 `json:"rrset_warn_records"`
 	MaxSvcMembers   int                 `json:"max_service_members"`
@@ -136,6 +137,11 @@ type fileRRL struct {
 	IPv6PrefixLength   int      `json:"ipv6_prefix_length"`
 	TableSize          int      `json:"table_size"`
 	Exempt             []string `json:"exempt"`
+}
+
+type fileLog struct {
+	Level  string `json:"level"`
+	Format string `json:"format"`
 }
 
 type fileComputeNodes struct {

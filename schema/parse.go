@@ -30,7 +30,11 @@ func Load(name string) (*Config, error) {
 // token file) are resolved.
 func ParseFile(name string, data []byte) (*Config, error) {
 	c, err := Parse(data)
-	if e, ok := errors.AsType[*Error](err); ok {
+	if es, ok := errors.AsType[Errors](err); ok {
+		for _, e := range es {
+			e.File = name
+		}
+	} else if e, ok := errors.AsType[*Error](err); ok {
 		e.File = name
 	}
 	if err == nil {

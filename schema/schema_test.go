@@ -270,9 +270,10 @@ func TestFormats(t *testing.T) {
 	}
 }
 
-// TestFirstErrorIsStable parses a file with many faults repeatedly: the
-// validator's map iteration must not change which one is reported.
-func TestFirstErrorIsStable(t *testing.T) {
+// TestErrorsAreStable parses a file with many faults repeatedly: every
+// one is reported, in file order, and the validator's map iteration must
+// not change the order.
+func TestErrorsAreStable(t *testing.T) {
 	data := []byte(`{
 		"my_name": "ns1.example.com",
 		"hostmaster": "hostmaster@example.com",
@@ -283,7 +284,10 @@ func TestFirstErrorIsStable(t *testing.T) {
 		"ttl": { "soa_retry": -1, "record": 0 },
 		"use_alias": 1
 	}`)
-	want := `config: forward_zones["b.example.com"].networks[0]: must be a network or network pool UUID, or "*", got "x"`
+	want := `config: 6 problems: forward_zones["b.example.com"].networks[0]: must be a network or network pool UUID, or "*", got "x"; ` +
+		`forward_zones["b.example.com"].peers[0]: must be a string, got 1; ` +
+		`forward_zones["a.example.com"].networks: must list at least one network, got an empty array; ` +
+		`ttl.soa_retry: must be at least 0, got -1; ttl.record: must be at least 1, got 0; use_alias: must be a boolean, got 1`
 	for range 50 {
 		if _, err := Parse(data); err == nil || err.Error() != want {
 			t.Fatalf("got %v, want %s", err, want)

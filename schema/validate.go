@@ -10,8 +10,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
-// validate checks tree v against the schema and reports the first
-// failure in file order.
+// validate checks tree v against the schema and reports every failure,
+// one per value, in file order: an *Error when there is one, an *Errors
+// when there are several.
 func (c *compiledSchema) validate(v any) error {
 	err := c.root.Validate(plain(v))
 	if err == nil {
@@ -23,13 +24,22 @@ func (c *compiledSchema) validate(v any) error {
 	}
 	leaves := leafErrors(ve, nil)
 	order := documentOrder(v, "", map[string]int{})
-	first := slices.MinFunc(leaves, func(a, b *jsonschema.ValidationError) int {
+	slices.SortStableFunc(leaves, func(a, b *jsonschema.ValidationError) int {
 		if n := cmp.Compare(order[a.InstanceLocation], order[b.InstanceLocation]); n != 0 {
 			return n
 		}
 		return compareKeywords(a.KeywordLocation, b.KeywordLocation)
 	})
-	return c.explain(v, first)
+	var errs Errors
+	for i, e := range leaves {
+		// One failure per value: the first of a value's failures (the
+		// branches of a oneOf, say) says what is wrong with it.
+		if i > 0 && leaves[i-1].InstanceLocation == e.InstanceLocation {
+			continue
+		}
+		errs = append(errs, c.explain(v, e))
+	}
+	return errs.err()
 }
 
 // leafErrors appends the errors of e that have no causes to leaves.

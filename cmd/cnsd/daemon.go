@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -35,7 +36,7 @@ type backend interface {
 // also writes, the others follow its commits (several cnsd on one Redis).
 // SIGHUP reloads the configuration. The writer follows the cloud's APIs
 // when the configuration names them.
-func serve(ctx context.Context, path string, log *slog.Logger) error {
+func serve(ctx context.Context, path string, ls logSetup) error {
 	// SIGHUP is caught from the start: its default action ends the process.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -44,6 +45,7 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	log, level := newLogger(ls.w, cfg, ls.level)
 	if _, err := cloudConfigured(cfg); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
@@ -51,7 +53,7 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	conf := &running{}
+	conf := &running{level: level}
 	conf.cfg.Store(cfg)
 	src := &source{}
 	h := &health{src: src}
@@ -102,6 +104,14 @@ func serve(ctx context.Context, path string, log *slog.Logger) error {
 		return err
 	}
 	return nil
+}
+
+// logSetup is where cnsd logs and the level -log-level set (nil when
+// the flag is not given); the format and the level otherwise come from
+// the configuration.
+type logSetup struct {
+	w     io.Writer
+	level *slog.Level
 }
 
 // openWriter takes the writer lease and opens the store that writes
@@ -201,6 +211,7 @@ type running struct {
 	pipeline atomic.Pointer[pipeline.Pipeline]
 	settings pipelineSettings
 	api      *api.Server // set before the writer starts
+	level    *logLevel
 	dns      dnsServer
 }
 

@@ -75,6 +75,7 @@ func reload(data []byte, path string, log *slog.Logger, dnsSrv *xfr.Server, conf
 		zones.SetConfig(cfg)
 	}
 	conf.applySettings(cfg)
+	conf.level.apply(cfg, log)
 	log.Info("configuration reloaded", "file", path)
 	if old != nil {
 		for _, key := range startOnlyChanges(old, cfg) {
@@ -103,6 +104,7 @@ func startOnlyChanges(old, next *schema.Config) []string {
 		// at once, or readers would publish other members than the writer.
 		{"rrset_warn_records", old.RRsetWarn, next.RRsetWarn},
 		{"max_service_members", old.MaxSvcMembers, next.MaxSvcMembers},
+		{"log.format", old.Log.Format, next.Log.Format},
 	} {
 		if !reflect.DeepEqual(s.a, s.b) {
 			keys = append(keys, s.key)

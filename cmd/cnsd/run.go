@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os/signal"
 	"runtime"
 	"syscall"
@@ -22,6 +21,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(io.Discard) // usage is printed below, to the right stream
 	configFile := fs.String("config", "", "read the configuration from `FILE` (JSON, checked against schema/)")
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	var level levelFlag
+	fs.Var(&level, "log-level", "log at `LEVEL` (debug, info, warn or error) whatever log.level in the configuration says")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(stdout, fs)
@@ -39,14 +40,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *configFile == "" {
 		return errors.New("-config FILE is required (cnsd -help lists the flags)")
 	}
-	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return serve(ctx, *configFile, log)
+	return serve(ctx, *configFile, logSetup{w: stderr, level: level.level})
 }
 
 func usage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprintln(w, "usage: cnsd -config FILE")
+	fmt.Fprintln(w, "usage: cnsd -config FILE [-log-level LEVEL]")
 	fmt.Fprintln(w, "\ncnsd serves DNS zones generated from a Triton-style cloud's APIs.\n\nflags:")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
