@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"reflect"
@@ -61,7 +62,11 @@ func reload(data []byte, path string, log *slog.Logger, dnsSrv *xfr.Server, conf
 		token, err = apiToken(cfg, path, log)
 	}
 	if err != nil {
-		log.Error("configuration not reloaded; the running one stays", "file", path, "err", err)
+		args := []any{"file", path, "err", err}
+		if es, ok := errors.AsType[schema.Errors](err); ok {
+			args = append(args, "problems", len(es))
+		}
+		log.Error("configuration not reloaded; the running one stays", args...)
 		return
 	}
 	old := conf.cfg.Load()

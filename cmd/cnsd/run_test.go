@@ -23,6 +23,9 @@ func TestRun(t *testing.T) {
 		{name: "no config", args: nil, wantErrStr: "-config FILE is required"},
 		{name: "missing config", args: []string{"-config", "/nonexistent/cnsd.json"}, wantErrStr: "/nonexistent/cnsd.json"},
 		{name: "unknown flag", args: []string{"-bogus"}, wantErrStr: "flag provided but not defined: -bogus"},
+		{name: "bad log level", args: []string{"-log-level", "verbose", "-config", "/nonexistent/cnsd.json"},
+			wantErrStr: `invalid value "verbose" for flag -log-level: log level "verbose": must be one of debug, info, warn, error`},
+		{name: "help names -log-level", args: []string{"-help"}, wantOut: []string{"-log-level LEVEL"}},
 		{name: "extra argument", args: []string{"serve"}, wantErrStr: `unexpected argument "serve"`},
 	}
 	for _, tt := range tests {
