@@ -20,7 +20,7 @@ func (s *Server) getZones(w http.ResponseWriter, r *http.Request) {
 			continue // dropped meanwhile
 		}
 		out = append(out, Zone{Name: strings.TrimSuffix(name, "."), Serial: uint32(snap.Serial()), Records: snap.Len(),
-			LargestRRset: snap.LargestRRset()})
+			LargestRRset: snap.LargestRRset(), CommittedAt: stamp(snap.Committed())})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	s.reply(w, http.StatusOK, out)

@@ -52,12 +52,15 @@ func secondary(t *testing.T) string {
 	return pc.LocalAddr().String()
 }
 
+// committedAt is the clock of cnsd's store: when its zone was committed.
+var committedAt = time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)
+
 // cnsd runs a DNS server over a store holding one zone, with one
 // secondary, and the API over both; it returns the API's URL.
 func cnsd(t *testing.T, access Access) (url string, serial uint32, peer string) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, store.NewMemory(), store.Options{}, nil)
+	st, err := store.Open(ctx, store.NewMemory(), store.Options{Clock: func() time.Time { return committedAt }}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +123,7 @@ func TestRoutes(t *testing.T) {
 	}{
 		{name: "ping", method: "GET", path: "/ping", status: 200},
 		{name: "zones", method: "GET", path: "/zones", status: 200, check: func(t *testing.T, b []byte) {
-			want := []Zone{{Name: "example.test", Serial: serial, Records: 1, LargestRRset: 1}}
+			want := []Zone{{Name: "example.test", Serial: serial, Records: 1, LargestRRset: 1, CommittedAt: "2026-11-22T01:00:00Z"}}
 			var got []Zone
 			decode(t, b, &got)
 			if !reflect.DeepEqual(got, want) {

@@ -13,6 +13,11 @@ type Zone struct {
 	// (cnsd addition): what a secondary's per-RRset limit, BIND's
 	// max-records-per-type, must allow.
 	LargestRRset int `json:"largest_rrset"`
+	// CommittedAt is when the zone's serial was committed (RFC 3339, by
+	// the writer's clock; a follower says when it applied it); absent
+	// when this cnsd loaded the zone at start and has seen no commit of
+	// it since (cnsd addition).
+	CommittedAt string `json:"committed_at,omitempty"`
 }
 
 // Peer is one secondary in GET /peers and GET /peer/:addr. The fields

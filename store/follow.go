@@ -241,7 +241,7 @@ func (s *Store) applyDiff(zone string, snap *Snapshot, d Diff) *Snapshot {
 		next.replaced(old, nn)
 		names.set(name, nn)
 	}
-	next.names, next.serial = names.done(), d.To
+	next.names, next.serial, next.committed = names.done(), d.To, s.opts.Clock()
 	next.addJournal(d, &s.opts)
 	return next
 }

@@ -67,7 +67,7 @@ func (s *Store) buildLocked(p *zonePlan, now time.Time) {
 		next, prev = p.cur.clone(), p.cur.serial
 		base = prev
 	}
-	next.serial = NextSerial(base, now)
+	next.serial, next.committed = NextSerial(base, now), now
 	if p.raise != 0 {
 		next.serial = p.raise
 	}

@@ -4,6 +4,7 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/benbjohnson/immutable"
 )
@@ -22,6 +23,10 @@ type Snapshot struct {
 	jbytes  int                                 // sum of the journal's entry sizes
 	jdead   int                                 // sizes of the trimmed entries still in journal's array, before journal[0]
 	sizes   rrsetSizes                          // RRsets of 2+ records by size; a clone copies it
+	// committed is when this serial was committed (a writer) or first
+	// seen (a follower); zero for a zone loaded from the backend at
+	// start, whose commit time the backend does not keep.
+	committed time.Time
 }
 
 // node holds the served records at one name: the union of every VM's
@@ -43,6 +48,13 @@ func (s *Snapshot) Zone() string { return s.zone }
 
 // Serial returns the serial this snapshot is at.
 func (s *Snapshot) Serial() Serial { return s.serial }
+
+// Committed returns when the snapshot's serial was committed, by this
+// process's clock: by the writer when it committed it, by a follower
+// when it applied it. It is zero when this process loaded the zone from
+// the backend as it was (at start, or after a failed commit) and has
+// seen no commit of it since.
+func (s *Snapshot) Committed() time.Time { return s.committed }
 
 // Len returns the number of served records.
 func (s *Snapshot) Len() int { return s.n }

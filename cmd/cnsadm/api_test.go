@@ -181,3 +181,63 @@ func TestVMGolden(t *testing.T) {
 	}
 	golden(t, "vm.golden", stdout.String())
 }
+
+// TestStatusAgeUnderChurn: a burst of commits moves the serial ahead of
+// the clock (one step per commit); AGE is still the time since the last
+// commit, which cnsd reports.
+func TestStatusAgeUnderChurn(t *testing.T) {
+	ctx := context.Background()
+	committed := mustTime(testClock).Add(-5 * time.Minute)
+	st, err := store.Open(ctx, store.NewMemory(), store.Options{Clock: func() time.Time { return committed }}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 200 {
+		if _, err := st.CommitSource(ctx, testVM, map[string][]store.Record{testZone + ".": {
+			store.NewRecord("web1.inst.alice.example.test.", dns.TypeA, fmt.Sprintf("192.0.2.%d", i%250+1), testVM)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ahead := serialTime(uint32(st.Snapshot(testZone + ".").Serial())).Sub(committed); ahead < 30*time.Minute {
+		t.Fatalf("the serial is only %v ahead of the clock; the test needs it far ahead", ahead)
+	}
+	h := httptest.NewServer(api.New(st, &fakeDNS{}, api.Access{Mode: schema.AuthNone}, nil))
+	t.Cleanup(h.Close)
+	now = func() time.Time { return mustTime(testClock) }
+	t.Cleanup(func() { now = time.Now })
+	var stdout bytes.Buffer
+	if err := run(ctx, []string{"-api", h.URL, "status"}, &stdout, &stdout); err != nil {
+		t.Fatalf("status: %v\n%s", err, stdout.String())
+	}
+	for l := range strings.Lines(stdout.String()) {
+		if f := strings.Fields(l); len(f) == 4 && f[0] == testZone {
+			if f[3] != "5m0s" {
+				t.Errorf("AGE %q, want 5m0s (the last commit's):\n%s", f[3], stdout.String())
+			}
+			return
+		}
+	}
+	t.Errorf("no row for %s:\n%s", testZone, stdout.String())
+}
+
+func TestZoneAge(t *testing.T) {
+	now := mustTime(testClock)
+	tests := []struct {
+		name string
+		z    api.Zone
+		want string
+	}{
+		{"commit time", api.Zone{Serial: 1, CommittedAt: "2026-11-23T11:59:00Z"}, "1m0s"},
+		{"no commit time: read from the serial, approximate", api.Zone{Serial: serialOf(now.Add(-2 * time.Minute))}, "~2m0s"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := zoneAge(now, tc.z); got != tc.want {
+				t.Errorf("zoneAge = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// serialOf is the serial cnsd makes at t (store.NextSerial of 0).
+func serialOf(t time.Time) uint32 { return uint32(store.NextSerial(0, t)) }

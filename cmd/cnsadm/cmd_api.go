@@ -36,7 +36,7 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 	}
 	rows := [][]string{}
 	for _, z := range zones {
-		rows = append(rows, []string{z.Name, strconv.FormatUint(uint64(z.Serial), 10), strconv.Itoa(z.Records), age(now(), serialTime(z.Serial))})
+		rows = append(rows, []string{z.Name, strconv.FormatUint(uint64(z.Serial), 10), strconv.Itoa(z.Records), zoneAge(now(), z)})
 	}
 	if err := table(e.stdout, []string{"ZONE", "SERIAL", "RECORDS", "AGE"}, rows); err != nil {
 		return err
@@ -53,6 +53,18 @@ func cmdStatus(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "\n%d self-removals wait for the damping; cnsadm vm UUID shows when each is due.\n", len(pending))
 	}
 	return nil
+}
+
+// zoneAge says how long ago zone z's serial was committed: from the
+// commit time cnsd reports, or, when it has none (a zone loaded at start
+// and not changed since), from the serial, which cnsd makes from the
+// clock; under churn a serial runs ahead of the clock, so that reading is
+// marked "~" as approximate.
+func zoneAge(now time.Time, z client.Zone) string {
+	if t, err := time.Parse(time.RFC3339, z.CommittedAt); err == nil {
+		return age(now, t)
+	}
+	return "~" + age(now, serialTime(z.Serial))
 }
 
 func heldZones(zs []client.HeldZone) string {

@@ -6,8 +6,11 @@ var manual = map[string]string{
 	"status": `
 DESCRIPTION
     Lists every zone cnsd serves with its serial, its record count and the
-    age of the serial (cnsd's serials count 10-second steps, so the age is
-    read from the serial itself), then every secondary with, per zone, the
+    age of the serial: how long ago it was committed (a following cnsd:
+    since it applied it). For a zone cnsd loaded at start and has not
+    changed since, the age is read from the serial (cnsd's serials count
+    10-second steps, but run ahead of the clock under churn) and marked
+    "~" as approximate. Then every secondary with, per zone, the
     serial it was last seen serving, the zone's serial, and whether it is
     current, behind (and for how long) or stale. Held mass deletions and
     pending self-removals are reported when the cnsd asked is the writer.
