@@ -37,6 +37,7 @@ type Batcher struct {
 	now      func() time.Time
 	kick     chan struct{} // capacity 1: something was added
 	commits  atomic.Int64  // commits that succeeded
+	describe atomic.Pointer[func(vm string) []any]
 
 	// commitMu is held from taking the pending contributions until they
 	// are committed or put back, so that an older batch can never be

@@ -52,6 +52,7 @@ func (b *Batcher) commitDue(ctx context.Context) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	before := b.before(batch)
 	diffs, err := b.s.Commit(ctx, batch)
 	defer b.landed()
 	if err != nil {
@@ -60,6 +61,7 @@ func (b *Batcher) commitDue(ctx context.Context) error {
 	}
 	b.commits.Add(1)
 	b.log.Debug("committed", "vms", len(batch), "zones", len(diffs))
+	b.report(batch, before, diffs)
 	return nil
 }
 
