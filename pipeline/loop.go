@@ -95,7 +95,7 @@ func (p *Pipeline) apply(ctx context.Context, e event) {
 	case e.servers != nil:
 		p.applyServers(ctx, e.servers)
 	case e.account != "":
-		p.reevaluate(ctx, p.vmsOf(p.byOwner, []string{e.account}))
+		p.applyAccount(ctx, e.account)
 	case e.settings != nil:
 		p.applySettings(ctx, *e.settings)
 	case e.confirm != "":
@@ -142,9 +142,10 @@ func (p *Pipeline) applyServers(ctx context.Context, servers []string) {
 		return
 	}
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	cs = append(cs, p.computeNodes(servers)...)
+	p.reportServers(servers, p.recordChanges(cs))
 	p.guard(now, CauseComputeNodes, cs, false)
-	p.mu.Unlock()
 }
 
 // reevaluate evaluates VMs again and sends their records to the store,

@@ -118,6 +118,8 @@ type Pipeline struct {
 	// cns are the set-up compute nodes CNAPI listed, by lower-case uuid:
 	// those with CMON names (computenodes.go).
 	cns map[string]zonegen.Server
+	// serversListed: a compute-node change was applied (reportServers).
+	serversListed bool
 	// lastUnresolved is len(retry) when it was last logged.
 	lastUnresolved int
 	listings       int64     // complete listings applied
@@ -146,7 +148,7 @@ func New(cfg Config) *Pipeline {
 	}
 	s := withDefaults(cfg.Settings)
 	log := cfg.Logger.With("component", "pipeline")
-	return &Pipeline{
+	p := &Pipeline{
 		cfg: cfg, log: log, settings: s,
 		res: &resolver{owners: cfg.Owners, servers: cfg.Servers, networks: cfg.Networks,
 			timeout: cfg.LookupTimeout, log: log},
@@ -157,6 +159,8 @@ func New(cfg Config) *Pipeline {
 		vms:     map[string]*vmState{}, byOwner: index{}, byServer: index{},
 		retry: map[string]bool{}, holds: map[string]*hold{}, cns: map[string]zonegen.Server{},
 	}
+	p.out.SetDescribe(p.describeVM)
+	return p
 }
 
 func withDefaults(s Settings) Settings {

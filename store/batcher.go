@@ -114,6 +114,15 @@ func (b *Batcher) AddAll(cs []zonegen.Contribution) {
 	}
 }
 
+// Latest returns the contribution of vm that waits to be committed, if
+// any: what vm's records will be once the Batcher commits.
+func (b *Batcher) Latest(vm string) (zonegen.Contribution, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	c, ok := b.pending[vm]
+	return c, ok
+}
+
 // Commits returns how many commits the Batcher made.
 func (b *Batcher) Commits() int64 { return b.commits.Load() }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -38,9 +39,10 @@ func (b *Batcher) before(batch []zonegen.Contribution) []zonegen.Contribution {
 }
 
 // report logs what a commit of batch published: one line per VM whose
-// records changed (before being their records until then), or one
-// summary line for a large batch. A commit that changed no zone logs
-// nothing.
+// records changed (before being their records until then) with the
+// zones' new serials, the records added and removed in each and a sample
+// of the names gained and lost; or one summary line for a large batch. A
+// commit that changed no zone logs nothing.
 func (b *Batcher) report(batch, before []zonegen.Contribution, diffs []Diff) {
 	if len(diffs) == 0 {
 		return
@@ -61,48 +63,92 @@ func (b *Batcher) report(batch, before []zonegen.Contribution, diffs []Diff) {
 		describe = *f
 	}
 	for i, c := range batch {
-		gained, lost, zones := recordChanges(before[i], c)
-		if len(gained) == 0 && len(lost) == 0 {
+		ch := changeOf(before[i], c)
+		if len(ch.zones) == 0 {
 			continue
 		}
 		args := []any{"vm", c.VM}
 		if describe != nil {
 			args = append(args, describe(c.VM)...)
 		}
-		args = append(args, "added", gained, "removed", lost, "serials", serialList(serials, zones))
+		var zones []string
+		for _, z := range slices.Sorted(maps.Keys(ch.zones)) {
+			n := ch.zones[z]
+			zones = append(zones, fmt.Sprintf("%s=%d(+%d,-%d)", z, serials[z], n[0], n[1]))
+		}
+		args = append(args, "zones", zones, "names_added", sample(ch.gained), "names_removed", sample(ch.lost))
 		b.log.Info("VM records published", args...)
 	}
 }
 
-// recordChanges returns the records next has and prev lacks, those prev
-// has and next lacks (as "name TYPE data", sorted) and the zones where
-// they differ.
-func recordChanges(prev, next zonegen.Contribution) (gained, lost []string, zones map[string]bool) {
-	zones = map[string]bool{}
-	key := func(r Record) string { return r.Name + " " + r.Type.String() + " " + r.Data }
-	sets := func(c zonegen.Contribution) map[string]string {
-		m := map[string]string{}
+// vmChange is how one VM's records changed: records added and removed
+// per zone, and the names it gained and lost (no record left at them).
+type vmChange struct {
+	zones        map[string][2]int
+	gained, lost []string
+}
+
+// changeOf compares a VM's records before and after a commit.
+func changeOf(prev, next zonegen.Contribution) vmChange {
+	type key struct{ zone, name, typ, data string }
+	sets := func(c zonegen.Contribution) (map[key]bool, map[string]bool) {
+		recs, names := map[key]bool{}, map[string]bool{}
 		for _, z := range c.Zones {
 			for _, r := range z.Records {
-				m[key(r)] = z.Zone
+				recs[key{z.Zone, r.Name, r.Type.String(), r.Data}] = true
+				names[r.Name] = true
 			}
 		}
-		return m
+		return recs, names
 	}
-	old, cur := sets(prev), sets(next)
-	for k, z := range cur {
-		if _, ok := old[k]; !ok {
-			gained, zones[z] = append(gained, k), true
+	oldRecs, oldNames := sets(prev)
+	curRecs, curNames := sets(next)
+	ch := vmChange{zones: map[string][2]int{}}
+	for k := range curRecs {
+		if !oldRecs[k] {
+			n := ch.zones[k.zone]
+			n[0]++
+			ch.zones[k.zone] = n
 		}
 	}
-	for k, z := range old {
-		if _, ok := cur[k]; !ok {
-			lost, zones[z] = append(lost, k), true
+	for k := range oldRecs {
+		if !curRecs[k] {
+			n := ch.zones[k.zone]
+			n[1]++
+			ch.zones[k.zone] = n
 		}
 	}
-	slices.Sort(gained)
-	slices.Sort(lost)
-	return gained, lost, zones
+	for n := range curNames {
+		if !oldNames[n] {
+			ch.gained = append(ch.gained, n)
+		}
+	}
+	for n := range oldNames {
+		if !curNames[n] {
+			ch.lost = append(ch.lost, n)
+		}
+	}
+	return ch
+}
+
+// sampleNames is how many names a line about one VM lists of those it
+// gained or lost.
+const sampleNames = 4
+
+// sample returns the first sampleNames of names, sorted shortest first
+// (the instance and service names before their longer variants), and
+// how many more there are.
+func sample(names []string) []string {
+	slices.SortFunc(names, func(a, b string) int {
+		if n := len(a) - len(b); n != 0 {
+			return n
+		}
+		return strings.Compare(a, b)
+	})
+	if len(names) <= sampleNames {
+		return names
+	}
+	return append(names[:sampleNames:sampleNames], fmt.Sprintf("and %d more", len(names)-sampleNames))
 }
 
 // serialList renders the new serial of each zone in serials (of those in

@@ -41,10 +41,10 @@ func TestBatcherReport(t *testing.T) {
 	flush(vm1("10.0.0.1"))
 	serial := func(z string) string { return fmt.Sprintf("%s=%d", z, s.Snapshot(z).Serial()) }
 	lines := buf.Lines("VM records published", "vm=vm1", "alias=web1",
-		`added="[1.0.0.10.in-addr.arpa. PTR web1.example.com. web1.example.com. A 10.0.0.1]"`, "removed=[]",
-		`serials="[`+serial(rev)+" "+serial(zone)+`]"`)
+		`zones="[`+serial(rev)+"(+1,-0) "+serial(zone)+`(+1,-0)]"`,
+		`names_added="[web1.example.com. 1.0.0.10.in-addr.arpa.]"`, "names_removed=[]")
 	if len(lines) != 1 {
-		t.Fatalf("first commit: want one line naming vm1, its records and serials; log:\n%s", buf.String())
+		t.Fatalf("first commit: want one line naming vm1, its changes per zone, serials and names; log:\n%s", buf.String())
 	}
 
 	flush(vm1("10.0.0.1"))
@@ -53,11 +53,21 @@ func TestBatcherReport(t *testing.T) {
 	}
 
 	flush(vm1("10.0.0.2"), contrib("vm2", map[string][]Record{zone: {a("db.example.com.", "10.0.0.9", "vm2")}}))
-	if lines := buf.Lines("vm=vm1", `removed="[1.0.0.10.in-addr.arpa. PTR web1.example.com. web1.example.com. A 10.0.0.1]"`); len(lines) != 1 {
-		t.Errorf("the change of vm1's address: no line with what it lost; log:\n%s", buf.String())
+	if lines := buf.Lines("vm=vm1", `zones="[`+serial(rev)+"(+1,-1) "+serial(zone)+`(+1,-1)]"`,
+		"names_added=[2.0.0.10.in-addr.arpa.]", "names_removed=[1.0.0.10.in-addr.arpa.]"); len(lines) != 1 {
+		t.Errorf("the change of vm1's address: no line with what it gained and lost; log:\n%s", buf.String())
 	}
-	if lines := buf.Lines("vm=vm2", `added="[db.example.com. A 10.0.0.9]"`, `serials="[`+serial(zone)+`]"`); len(lines) != 1 {
+	if lines := buf.Lines("vm=vm2", `zones="[`+serial(zone)+`(+1,-0)]"`, "names_added=[db.example.com.]"); len(lines) != 1 {
 		t.Errorf("vm2: no line of its own; log:\n%s", buf.String())
+	}
+
+	names := map[string][]Record{}
+	for i := range 6 {
+		names[zone] = append(names[zone], a(fmt.Sprintf("n%d.example.com.", i), "10.0.0.3", "vm3"))
+	}
+	flush(contrib("vm3", names))
+	if lines := buf.Lines("vm=vm3", `names_added="[n0.example.com. n1.example.com. n2.example.com. n3.example.com. and 2 more]"`); len(lines) != 1 {
+		t.Errorf("vm3: want four of its six names and a count of the rest; log:\n%s", buf.String())
 	}
 
 	var many []zonegen.Contribution
