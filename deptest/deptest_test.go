@@ -33,6 +33,8 @@ var rules = []rule{
 	{pkg: "mockcloud", restrict: true, allow: []string{"subproc"}, stdOnly: true,
 		external: []string{"github.com/gorilla/websocket"},
 		why:      "the simulated cloud speaks only the cloud's wire formats and shares no code with cnsd (subproc runs its slapd)"},
+	{pkg: "loglimit", restrict: true, stdOnly: true,
+		why: "loglimit is a leaf every package that logs may use"},
 	{pkg: "logtest", restrict: true, stdOnly: true,
 		why: "logtest is a leaf tests share; it knows nothing of cnsd"},
 	{pkg: "subproc", restrict: true, stdOnly: true,

@@ -14,6 +14,7 @@ import (
 	"github.com/go-ldap/ldap/v3"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/cnsd/cnsd/loglimit"
 	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -36,6 +37,9 @@ type UFDS struct {
 	url, bindDN, bindPassword string
 	ttl                       time.Duration
 	log                       *slog.Logger
+	// warns keeps warnings every lookup would repeat to one a minute per
+	// account.
+	warns *loglimit.Limiter
 
 	// Tests shorten these.
 	pollEvery            time.Duration // between changelog polls
@@ -75,14 +79,19 @@ func NewUFDS(cfg schema.UFDSConfig, log *slog.Logger) *UFDS {
 	if ttl <= 0 {
 		ttl = 5 * time.Minute
 	}
-	return &UFDS{
+	u := &UFDS{
 		url: ufdsURL(cfg.Endpoint), bindDN: cfg.BindDN, bindPassword: cfg.BindPassword,
 		ttl: ttl, log: log.With("component", "ufds"),
 		pollEvery: 5 * time.Second, retryMin: time.Second, retryMax: time.Minute,
 		dialTimeout: 5 * time.Second, timeout: 30 * time.Second,
 		now: time.Now, cache: make(map[string]cachedAccount),
 	}
+	u.warns = loglimit.New(time.Minute, warnKeys, func() time.Time { return u.now() })
+	return u
 }
+
+// warnKeys is how many keys (accounts) repeated warnings are counted for.
+const warnKeys = 4096
 
 // ufdsURL is the URL of an endpoint; a bare address means LDAPS on the
 // standard port, as the shipped CNS connected.
@@ -171,7 +180,8 @@ func (u *UFDS) search(uuid string) (zonegen.Account, error) {
 	}
 	acct, err := parseAccount(res.Entries[0])
 	if err != nil {
-		u.log.Warn("malformed ufds entry skipped", "dn", res.Entries[0].DN, "owner", uuid, "err", err)
+		// Every retry of the owner's VMs reads the entry again.
+		u.warns.Warn(u.log, "malformed/"+uuid, "malformed ufds entry skipped", "dn", res.Entries[0].DN, "owner", uuid, "err", err)
 		return zonegen.Account{}, err
 	}
 	return acct, nil

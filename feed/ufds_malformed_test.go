@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestUFDSMalformedAccount(t *testing.T) {
@@ -21,6 +23,20 @@ func TestUFDSMalformedAccount(t *testing.T) {
 	}
 	if !hasLine(f.log.String(), "malformed ufds entry skipped", id) {
 		t.Errorf("no log line names the entry:\n%s", f.log.String())
+	}
+	// Every retry of the owner's VMs looks the entry up again: the
+	// warning is logged once a minute, the next one counting the rest.
+	for range 3 {
+		f.u.User(context.Background(), id)
+	}
+	if n := strings.Count(f.log.String(), "malformed ufds entry skipped"); n != 1 {
+		t.Errorf("%d warnings for 4 lookups within a minute, want 1:\n%s", n, f.log.String())
+	}
+	start := time.Now()
+	f.u.now = func() time.Time { return start.Add(2 * time.Minute) }
+	f.u.User(context.Background(), id)
+	if !hasLine(f.log.String(), "malformed ufds entry skipped", "repeats_not_logged=3") {
+		t.Errorf("the warning after a minute does not count the 3 left out:\n%s", f.log.String())
 	}
 	// The lookup failing is no reason to stop serving other accounts.
 	if _, err := f.u.User(context.Background(), f.user(t, 0).UUID); err != nil {

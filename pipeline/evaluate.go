@@ -26,6 +26,7 @@ func (p *Pipeline) evaluate(ctx context.Context, st *vmState, now time.Time, mem
 	if d.Unresolved {
 		st.decision = d
 		p.retry[st.vm.UUID] = true
+		p.warnNIC(st.vm, d.Reasons)
 		return zonegen.Contribution{}, false
 	}
 	delete(p.retry, st.vm.UUID)
@@ -98,4 +99,16 @@ func absoluteZones(c *zonegen.Contribution) {
 			c.Zones[i].Zone = z + "."
 		}
 	}
+}
+
+// warnNIC logs, at most once a minute per VM, that a NIC of vm could not
+// be repaired from NAPI (the first of reasons says so when it could not):
+// the VM is retried every RetryInterval, and each retry would log it
+// again. The caller holds mu.
+func (p *Pipeline) warnNIC(vm zonegen.VM, reasons []zonegen.Reason) {
+	if len(reasons) == 0 || reasons[0].Code != zonegen.ReasonNetworkUnknown || !strings.HasPrefix(reasons[0].Detail, "nic ") {
+		return
+	}
+	p.warns.Warn(p.log, "nic/"+vm.UUID, "a NIC of the VM cannot be repaired from NAPI; the VM keeps its records and is retried",
+		"vm", vm.UUID, "alias", vm.Alias, "reason", reasons[0].Detail)
 }

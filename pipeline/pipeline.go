@@ -9,6 +9,7 @@ import (
 
 	"github.com/cnsd/cnsd/feed"
 	"github.com/cnsd/cnsd/hysteresis"
+	"github.com/cnsd/cnsd/loglimit"
 	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/zonegen"
@@ -56,6 +57,9 @@ type Settings struct {
 // DefaultMassDeleteMin is the fewest records a held mass deletion removes.
 const DefaultMassDeleteMin = 10
 
+// warnKeys is how many VMs the repeated warnings are counted for.
+const warnKeys = 10_000
+
 // defaultLookupTimeout bounds the lookups of one VM unless Config says.
 const defaultLookupTimeout = 10 * time.Second
 
@@ -102,6 +106,9 @@ type Pipeline struct {
 	res   *resolver
 	out   *store.Batcher
 	queue queue
+	// warns keeps warnings that every retry would repeat to one a
+	// minute per VM.
+	warns *loglimit.Limiter
 
 	// mu guards the state below. Only Run's goroutine changes it; it
 	// holds mu while it does and reads without it, other goroutines read
@@ -154,6 +161,7 @@ func New(cfg Config) *Pipeline {
 			timeout: cfg.LookupTimeout, log: log},
 		out:     store.NewBatcher(cfg.Store, s.CoalesceWindow, s.CoalesceMaxDelay, cfg.Logger),
 		queue:   newQueue(),
+		warns:   loglimit.New(time.Minute, warnKeys, cfg.Clock),
 		gen:     zonegen.NewGenerator(s.Naming),
 		tracker: hysteresis.New(s.Hysteresis),
 		vms:     map[string]*vmState{}, byOwner: index{}, byServer: index{},

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cnsd/cnsd/logtest"
 	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -66,5 +69,45 @@ func TestOwnerOutageAsksOnce(t *testing.T) {
 	}
 	if len(cs) != 5 { // the VMs of the cached owners 1, 3, 5, 7 and 9
 		t.Errorf("%d VMs resolved, want the 5 whose owners were cached", len(cs))
+	}
+}
+
+// brokenNICs is a NAPI that cannot repair any NIC.
+type brokenNICs struct{ noNetworks }
+
+func (brokenNICs) RepairNIC(_ context.Context, _ string, nic zonegen.NIC) (zonegen.NIC, error) {
+	return nic, errors.New("repair nic: napi: 503 Service Unavailable")
+}
+
+// TestNICWarningRateLimited: a VM whose NIC cannot be repaired is retried
+// on every pass; the warning saying so is logged once a minute, the next
+// one counting the repeats left out.
+func TestNICWarningRateLimited(t *testing.T) {
+	st, err := store.Open(context.Background(), store.NewMemory(), store.Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	var logs logtest.Buffer
+	owner := "00000001-0000-4000-8000-000000000001"
+	owners := &downOwners{cached: map[string]zonegen.Account{owner: {UUID: owner, Login: "alice"}}}
+	p := New(Config{Store: st, Owners: owners, Servers: noServers{}, Networks: brokenNICs{},
+		Clock: func() time.Time { return now }, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	const vm = "10000001-0000-4000-8000-000000000001"
+	state := p.put(zonegen.VM{UUID: vm, Alias: "web1", OwnerUUID: owner, State: "running",
+		NICs: []zonegen.NIC{{MAC: "90:b8:d0:00:00:01", IP: "192.0.2.1"}}})
+	for range 6 { // one retry every 10 s for a minute
+		if _, ok := p.evaluate(context.Background(), state, now, newLookups()); ok {
+			t.Fatal("a VM whose NIC cannot be repaired resolved")
+		}
+		now = now.Add(10 * time.Second)
+	}
+	p.evaluate(context.Background(), state, now, newLookups())
+	lines := logs.Lines("cannot be repaired from NAPI", "vm="+vm, "alias=web1", "503 Service Unavailable")
+	if len(lines) != 2 {
+		t.Fatalf("%d warnings in a minute and 7 retries, want 2:\n%s", len(lines), logs.String())
+	}
+	if !strings.Contains(lines[1], "repeats_not_logged=5") {
+		t.Errorf("the second warning does not count the 5 left out: %s", lines[1])
 	}
 }

@@ -1,7 +1,6 @@
 package xfr
 
 import (
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -12,53 +11,6 @@ import (
 
 	"github.com/cnsd/cnsd/logtest"
 )
-
-func TestLogLimiter(t *testing.T) {
-	var now time.Time
-	l := newLogLimiter(time.Minute, 4, func() time.Time { return now })
-	steps := []struct {
-		advance     time.Duration
-		key         string
-		ok          bool
-		dropped     int
-		description string
-	}{
-		{0, "a", true, 0, "the first line of a key is logged"},
-		{time.Second, "a", false, 0, "a repeat within the interval is not"},
-		{time.Second, "a", false, 0, "nor another"},
-		{0, "b", true, 0, "another key is logged on its own"},
-		{time.Minute, "a", true, 2, "after the interval, the line says how many were left out"},
-		{time.Second, "a", false, 0, "and the interval starts again"},
-		{2 * time.Minute, "a", true, 1, "a count survives a long quiet time"},
-		{2 * time.Minute, "a", true, 0, "nothing left out, nothing said"},
-	}
-	for i, s := range steps {
-		now = now.Add(s.advance)
-		ok, dropped := l.allow(s.key)
-		if ok != s.ok || dropped != s.dropped {
-			t.Errorf("step %d (%s): allow(%q) = %v, %d; want %v, %d", i, s.description, s.key, ok, dropped, s.ok, s.dropped)
-		}
-	}
-}
-
-// TestLogLimiterBounded: many keys never make the limiter remember more
-// than its maximum, and the keys logged most recently are kept.
-func TestLogLimiterBounded(t *testing.T) {
-	var now time.Time
-	l := newLogLimiter(time.Minute, 100, func() time.Time { return now })
-	for i := range 10_000 {
-		now = now.Add(time.Millisecond)
-		if ok, _ := l.allow(fmt.Sprint("client ", i)); !ok {
-			t.Fatalf("the first line of key %d was not logged", i)
-		}
-		if n := len(l.keys); n > 100 {
-			t.Fatalf("%d keys remembered after %d, want at most 100", n, i+1)
-		}
-	}
-	if ok, _ := l.allow("client 9999"); ok {
-		t.Errorf("the most recent key was forgotten")
-	}
-}
 
 // TestRefusedTransfersLoggedOnce: a client asking again and again for a
 // transfer it may not have gets one log line a minute per zone, the next

@@ -14,6 +14,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/cnsd/cnsd/loglimit"
 	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/store"
 )
@@ -111,7 +112,7 @@ type Server struct {
 	transfers transferCounters
 	// clientLines limits the log lines outside clients (and secondaries
 	// that refuse NOTIFY) can cause.
-	clientLines *logLimiter
+	clientLines *loglimit.Limiter
 	// limit is the response rate limiter (rrl.go), nil when disabled;
 	// secondaries the configured secondaries' addresses, which it
 	// exempts.
@@ -134,7 +135,7 @@ func New(cfg *schema.Config, src Source, opts Options, log *slog.Logger) *Server
 	}
 	opts.defaults()
 	s := &Server{src: src, log: log.With("component", "xfr"), opts: opts,
-		clientLines: newLogLimiter(clientLineInterval, clientLineKeys, opts.Clock)}
+		clientLines: loglimit.New(clientLineInterval, clientLineKeys, opts.Clock)}
 	s.set.Store(newSettings(cfg))
 	s.peers = newTracker(s)
 	s.setLimiter(cfg.RRL)
