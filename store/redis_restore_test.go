@@ -35,7 +35,7 @@ func TestRedisWriteBackAfterFailoverToAStaleServer(t *testing.T) {
 	sc := redis.NewClient(&redis.Options{Addr: stale.Addr()})
 	defer sc.Close()
 	host, port, _ := net.SplitHostPort(master.Addr())
-	if err := sc.SlaveOf(ctx, host, port).Err(); err != nil {
+	if err := sc.ReplicaOf(ctx, host, port).Err(); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool {
@@ -43,7 +43,7 @@ func TestRedisWriteBackAfterFailoverToAStaleServer(t *testing.T) {
 		got, _ := sc.Get(ctx, zoneKeys(zoneFwd).serial).Result()
 		return strings.Contains(info, "master_link_status:up") && got != ""
 	}, "copy to the stale server")
-	if err := sc.SlaveOf(ctx, "NO", "ONE").Err(); err != nil {
+	if err := sc.ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, func() bool {
