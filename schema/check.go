@@ -1,40 +1,39 @@
 package schema
 
 // check applies the rules that relate several fields, after the schema
-// and the defaults. The first violation in file order is reported.
+// and the defaults. Every violation is reported, in file order.
 func check(c *Config) error {
+	var errs Errors
+	add := func(err *Error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	zones := loc{}.key("forward_zones")
 	catchAll := ""
 	for _, z := range c.ForwardZones {
 		at := zones.key(z.Name)
-		if err := checkNetworks(z, at, &catchAll); err != nil {
-			return err
-		}
-		if err := checkAccess(c, z.ZoneAccess, at); err != nil {
-			return err
-		}
+		add(checkNetworks(z, at, &catchAll))
+		add(checkAccess(c, z.ZoneAccess, at))
 	}
-	if err := checkAccess(c, c.ReverseZones, loc{}.key("reverse_zones")); err != nil {
-		return err
-	}
-	if err := checkAccess(c, c.CatalogZone.ZoneAccess, loc{}.key("catalog_zone")); err != nil {
-		return err
-	}
+	add(checkAccess(c, c.ReverseZones, loc{}.key("reverse_zones")))
+	add(checkAccess(c, c.CatalogZone.ZoneAccess, loc{}.key("catalog_zone")))
 	if z, ok := c.Zone(c.CatalogZone.Name); ok && !c.CatalogZone.Disabled {
-		return invalid(pathOf(loc{}.key("catalog_zone").key("name")),
-			"%q is also a forward zone; the catalog zone needs a name of its own", z.Name)
+		add(invalid(pathOf(loc{}.key("catalog_zone").key("name")),
+			"%q is also a forward zone; the catalog zone needs a name of its own", z.Name))
 	}
 	if c.Coalesce.Window > c.Coalesce.MaxDelay {
-		return invalid(pathOf(loc{}.key("coalesce").key("window_ms")),
+		add(invalid(pathOf(loc{}.key("coalesce").key("window_ms")),
 			"must not exceed max_delay_ms (%d), got %d",
-			c.Coalesce.MaxDelay.Milliseconds(), c.Coalesce.Window.Milliseconds())
+			c.Coalesce.MaxDelay.Milliseconds(), c.Coalesce.Window.Milliseconds()))
 	}
-	return checkAPI(c.API)
+	add(checkAPI(c.API))
+	return errs.err()
 }
 
 // checkAPI rejects token settings that would not be used, so that an
 // operator who set a token never believes the API closed when it is open.
-func checkAPI(a APIConfig) error {
+func checkAPI(a APIConfig) *Error {
 	at := loc{}.key(a.key)
 	if a.Auth == AuthNone {
 		for _, s := range []struct {
@@ -54,7 +53,7 @@ func checkAPI(a APIConfig) error {
 
 // checkNetworks rejects a network listed twice in zone z, and a second
 // catch-all zone; catchAll holds the name of the first one seen.
-func checkNetworks(z Zone, at loc, catchAll *string) error {
+func checkNetworks(z Zone, at loc, catchAll *string) *Error {
 	seen := make(map[string]bool, len(z.Networks))
 	for i, n := range z.Networks {
 		if seen[n] {
@@ -74,7 +73,7 @@ func checkNetworks(z Zone, at loc, catchAll *string) error {
 }
 
 // checkAccess applies the rules of a zone's transfer settings at at.
-func checkAccess(c *Config, a ZoneAccess, at loc) error {
+func checkAccess(c *Config, a ZoneAccess, at loc) *Error {
 	if a.HiddenPrimary && len(a.Peers) == 0 {
 		return invalid(pathOf(at.key("hidden_primary")), "true needs a non-empty peers list")
 	}

@@ -78,6 +78,37 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
+// joinErrors merges errors that are each nil, an *Error or Errors into
+// one error as err does, each problem once (an unknown key is refused by
+// strict and by the schema alike); any other error is kept as the message
+// of an *Error.
+func joinErrors(errs ...error) error {
+	var all Errors
+	seen := map[string]bool{}
+	keep := func(e *Error) {
+		if k := e.Path + "\x00" + e.Message; !seen[k] {
+			seen[k] = true
+			all = append(all, e)
+		}
+	}
+	for _, err := range errs {
+		var one *Error
+		var many Errors
+		switch {
+		case err == nil:
+		case errors.As(err, &many):
+			for _, e := range many {
+				keep(e)
+			}
+		case errors.As(err, &one):
+			keep(one)
+		default:
+			keep(&Error{Message: err.Error()})
+		}
+	}
+	return all.err()
+}
+
 // err returns nil for no errors, the *Error for one, es for several.
 func (es Errors) err() error {
 	switch len(es) {

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -139,5 +140,40 @@ func TestEveryErrorReported(t *testing.T) {
 	}
 	if first, ok := errors.AsType[*Error](err); !ok || first.Path != "ttl.record" {
 		t.Errorf("errors.As(*Error) = %v, want the first, ttl.record", first)
+	}
+}
+
+// TestEveryProblemReported: unknown keys and refused values are reported
+// together, and so are the rules that relate several fields.
+func TestEveryProblemReported(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want []string // paths of the problems, in order
+	}{
+		{"unknown keys and a bad value", `{"my_name": "ns1.example.com", "hostmaster": "hostmaster@example.com",
+  "forward_zones": {"a.example.com": {"netwroks": ["*"]}}, "ttl": {"record": 0}, "use_aliass": true}`,
+			[]string{`forward_zones["a.example.com"]`, ``, `ttl.record`}},
+		{"rules across fields", `{"my_name": "ns1.example.com", "hostmaster": "hostmaster@example.com",
+  "forward_zones": {"a.example.com": {"networks": ["*"], "hidden_primary": true},
+                    "b.example.com": {"networks": ["*"]}},
+  "coalesce": {"window_ms": 500, "max_delay_ms": 100}}`,
+			[]string{`forward_zones["a.example.com"].hidden_primary`, `forward_zones["b.example.com"].networks[0]`, `coalesce.window_ms`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseFile("cnsd.json", []byte(tt.data))
+			es, ok := errors.AsType[Errors](err)
+			if !ok {
+				t.Fatalf("ParseFile = %T %v, want Errors", err, err)
+			}
+			var got []string
+			for _, e := range es {
+				got = append(got, e.Path)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("problems at %q, want %q\n%v", got, tt.want, err)
+			}
+		})
 	}
 }

@@ -71,10 +71,8 @@ func parse(data []byte) (*Config, any, error) {
 	if err := normalise(tree); err != nil {
 		return nil, nil, err
 	}
-	if err := strict(tree); err != nil {
-		return nil, nil, err
-	}
-	if err := s.validate(tree); err != nil {
+	// Unknown keys and values the schema refuses are reported together.
+	if err := joinErrors(strict(tree), s.validate(tree)); err != nil {
 		return nil, nil, err
 	}
 	c, err := bind(tree)

@@ -5,33 +5,32 @@ import "github.com/santhosh-tekuri/jsonschema/v5"
 // strict rejects the first key, in file order, that the schema does not
 // define in an object that allows only the keys it defines.
 func strict(v any) error {
-	return strictAt(v, root(), nil)
+	var errs Errors
+	strictAt(v, root(), nil, &errs)
+	return errs.err()
 }
 
-func strictAt(v any, s *jsonschema.Schema, at loc) error {
+// strictAt appends to errs an error for every unknown key under v.
+func strictAt(v any, s *jsonschema.Schema, at loc, errs *Errors) {
 	if s == nil {
-		return nil
+		return
 	}
 	switch c := v.(type) {
 	case *object:
 		for _, k := range c.keys {
 			sub := property(s, k)
 			if sub == nil && closed(s) {
-				return invalid(pathOf(at), "unknown key %q", k)
+				*errs = append(*errs, invalid(pathOf(at), "unknown key %q", k))
+				continue
 			}
 			if sub == nil {
 				sub = additional(s)
 			}
-			if err := strictAt(c.vals[k], sub, at.key(k)); err != nil {
-				return err
-			}
+			strictAt(c.vals[k], sub, at.key(k), errs)
 		}
 	case []any:
 		for i, e := range c {
-			if err := strictAt(e, items(s), at.at(i)); err != nil {
-				return err
-			}
+			strictAt(e, items(s), at.at(i), errs)
 		}
 	}
-	return nil
 }
