@@ -39,6 +39,26 @@ const daemonConfig = `{"my_name": "ns1.example.test", "hostmaster": "hostmaster@
   "forward_zones": {%s},
   "store": {"path": %q}, "dns": {"listen": ["127.0.0.1:%d"]}, "api": {"listen": "127.0.0.1:%d", "token": "cnsd-test-token"}}`
 
+// runDaemon runs cnsd with the configuration at cfgPath until the test
+// ends, and returns its log; the log is shown when the test fails.
+func runDaemon(t *testing.T, cfgPath string) *logtest.Buffer {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr := &logtest.Buffer{}
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, []string{"-config", cfgPath}, &bytes.Buffer{}, stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("cnsd: %v\n%s", err, stderr.String())
+		}
+		if t.Failed() {
+			t.Logf("cnsd's log:\n%s", stderr.String())
+		}
+	})
+	return stderr
+}
+
 // TestDaemon runs cnsd on the embedded store: a configured zone is served
 // (SOA and NS) before any record is in it, the API lists it, a SIGHUP
 // with a new zone adds it and one with an invalid file is refused.
@@ -54,16 +74,7 @@ func TestDaemon(t *testing.T) {
 		}
 	}
 	write(`"a.example.test": {"networks": ["*"]}`)
-	ctx, cancel := context.WithCancel(context.Background())
-	var stderr logtest.Buffer
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"-config", cfgPath}, &bytes.Buffer{}, &stderr) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("cnsd: %v\n%s", err, stderr.String())
-		}
-	})
+	stderr := runDaemon(t, cfgPath)
 	dnsAddr := fmt.Sprintf("127.0.0.1:%d", dnsPort)
 	waitFor(t, "the SOA of a.example.test", func() bool { return soa(dnsAddr, "a.example.test.") })
 	if ns := ask(dnsAddr, "a.example.test.", dns.TypeNS); ns == nil || len(ns.Answer) != 1 {

@@ -103,16 +103,7 @@ func TestReloadDuringTransfer(t *testing.T) {
 	}
 	const big = "all.example.test."
 	write(`"all.example.test": {"networks": ["*"]}`)
-	ctx, cancel := context.WithCancel(context.Background())
-	var stderr logtest.Buffer
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"-config", cfgPath}, &bytes.Buffer{}, &stderr) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("cnsd: %v\n%s", err, stderr.String())
-		}
-	})
+	stderr := runDaemon(t, cfgPath)
 	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	waitFor(t, "the cloud's records", func() bool { return axfrCount(addr, big) > 5000 })
 	waitFor(t, "the bootstrap to settle", func() bool {

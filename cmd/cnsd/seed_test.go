@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/cnsd/cnsd/logtest"
 	"github.com/cnsd/cnsd/store"
 )
 
@@ -73,19 +70,7 @@ func TestFreshStoreStartsAboveSecondaries(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var stderr logtest.Buffer
-	done := make(chan error, 1)
-	go func() { done <- run(ctx, []string{"-config", cfgPath}, &bytes.Buffer{}, &stderr) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("cnsd: %v\n%s", err, stderr.String())
-		}
-		if t.Failed() {
-			t.Logf("cnsd's log:\n%s", stderr.String())
-		}
-	})
+	stderr := runDaemon(t, cfgPath)
 	dnsAddr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	serialOf := func(zone string) (uint32, bool) {
 		r := ask(dnsAddr, zone, dns.TypeSOA)
