@@ -28,17 +28,7 @@ func TestCatalogNewReverseZone(t *testing.T) {
 			if sec.name == "nsd" {
 				t.Skip("NSD 4.6, Debian 12's, does not consume catalog zones (NSD 4.9 does)")
 			}
-			st := openStore(t, store.Options{})
-			zones := map[string][]store.Record{fwd: {rec("h5."+fwd, dns.TypeA, "192.0.2.5")}}
-			commit(t, st, zones)
-			c := listenCNSD(t)
-			s := sec.start(t, secondarytest.Config{Primary: c.addr, Catalog: catalog})
-			cfg := parseConfig(t, `{"my_name": "ns1.cnsd.test", "hostmaster": "hostmaster@cnsd.test",
-				"forward_zones": {"fwd.cnsd.test": {"networks": ["*"], "peers": [%[1]q]}},
-				"reverse_zones": {"peers": [%[1]q]},
-				"catalog_zone": {"peers": [%[1]q]}}`, peer(s))
-			c.run(t, cfg, st, xfr.Options{})
-			runCatalog(t, cfg, st)
+			st, zones, c, s := catalogFollower(t, sec, xfr.Options{})
 
 			s.WaitAnswer(t, "h5."+fwd, "A", waitTimeout, hasAnswer)
 			zones[rev] = []store.Record{rec("5."+rev, dns.TypePTR, "h5."+fwd)}
@@ -48,6 +38,25 @@ func TestCatalogNewReverseZone(t *testing.T) {
 			sameAnswers(t, c, s, []string{"h5." + fwd}, "A")
 		})
 	}
+}
+
+// catalogFollower serves fwd.cnsd.test (h5 A 192.0.2.5, in the returned
+// zones) and its catalog, with the catalog maintainer running, to a
+// secondary of kind sec that follows the catalog and is every zone's peer.
+func catalogFollower(t *testing.T, sec secondaryKind, opts xfr.Options) (*store.Store, map[string][]store.Record, *cnsd, *secondarytest.Secondary) {
+	t.Helper()
+	st := openStore(t, store.Options{})
+	zones := map[string][]store.Record{"fwd.cnsd.test.": {rec("h5.fwd.cnsd.test.", dns.TypeA, "192.0.2.5")}}
+	commit(t, st, zones)
+	c := listenCNSD(t)
+	s := sec.start(t, secondarytest.Config{Primary: c.addr, Catalog: "catalog.cnsd.invalid."})
+	cfg := parseConfig(t, `{"my_name": "ns1.cnsd.test", "hostmaster": "hostmaster@cnsd.test",
+		"forward_zones": {"fwd.cnsd.test": {"networks": ["*"], "peers": [%[1]q]}},
+		"reverse_zones": {"peers": [%[1]q]},
+		"catalog_zone": {"peers": [%[1]q]}}`, peer(s))
+	c.run(t, cfg, st, opts)
+	runCatalog(t, cfg, st)
+	return st, zones, c, s
 }
 
 func hasAnswer(r *dns.Msg) bool { return r.Rcode == dns.RcodeSuccess && len(r.Answer) > 0 }
@@ -85,17 +94,7 @@ func TestCatalogConsumerConfirmed(t *testing.T) {
 			if sec.name == "nsd" {
 				t.Skip("NSD 4.6, Debian 12's, does not consume catalog zones (NSD 4.9 does)")
 			}
-			st := openStore(t, store.Options{})
-			zones := map[string][]store.Record{fwd: {rec("h5."+fwd, dns.TypeA, "192.0.2.5")}}
-			commit(t, st, zones)
-			c := listenCNSD(t)
-			s := sec.start(t, secondarytest.Config{Primary: c.addr, Catalog: catalog})
-			cfg := parseConfig(t, `{"my_name": "ns1.cnsd.test", "hostmaster": "hostmaster@cnsd.test",
-				"forward_zones": {"fwd.cnsd.test": {"networks": ["*"], "peers": [%[1]q]}},
-				"reverse_zones": {"peers": [%[1]q]},
-				"catalog_zone": {"peers": [%[1]q]}}`, peer(s))
-			c.run(t, cfg, st, xfr.Options{NotifyResend: 200 * time.Millisecond, StaleAfter: staleAfter})
-			runCatalog(t, cfg, st)
+			st, zones, c, s := catalogFollower(t, sec, xfr.Options{NotifyResend: 200 * time.Millisecond, StaleAfter: staleAfter})
 			s.WaitAnswer(t, "h5."+fwd, "A", waitTimeout, hasAnswer)
 			// A new member: the catalog's serial moves on.
 			zones[rev] = []store.Record{rec("5."+rev, dns.TypePTR, "h5."+fwd)}

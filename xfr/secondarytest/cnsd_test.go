@@ -211,15 +211,18 @@ func transfersAre(t *testing.T, c *cnsd, s *secondarytest.Secondary, got []secon
 	}
 }
 
-// secondaries are the kinds every integration test runs against.
-var secondaries = []struct {
+// secondaryKind is one kind of secondary the integration tests run.
+type secondaryKind struct {
 	name  string
 	start func(testing.TB, secondarytest.Config) *secondarytest.Secondary
 	// commits is how many commits TestFollowCommits makes. PowerDNS acts
 	// on a NOTIFY only at its next once-a-second check (with a check
 	// interval of 0 it spins), so it gets fewer.
 	commits int
-}{
+}
+
+// secondaries are the kinds every integration test runs against.
+var secondaries = []secondaryKind{
 	{"bind", secondarytest.StartBIND, 200},
 	{"knot", secondarytest.StartKnot, 200},
 	{"nsd", secondarytest.StartNSD, 200},
