@@ -74,7 +74,7 @@ func convert(f *file, order []string) *Config {
 		UseLogin:        f.UseLogin,
 		RequireStatusUp: f.RequireStatusUp,
 		Store:           StoreConfig{Redis: f.Store.Redis, RedisAcceptNoAOF: f.Store.RedisAcceptNoAOF, Path: f.Store.Path},
-		DNS:             DNSConfig{Listen: f.DNS.Listen, UDPMaxPayload: f.DNS.UDPMaxPayload},
+		DNS:             dnsConfig(f.DNS),
 		API:             api(f),
 		TTL:             ttl(f.TTL),
 		Hysteresis: HysteresisConfig{
@@ -257,6 +257,13 @@ func lower(ss []string) []string {
 }
 
 // seconds converts whole seconds the schema has bounded.
+func dnsConfig(d fileDNS) DNSConfig {
+	return DNSConfig{Listen: d.Listen, UDPMaxPayload: d.UDPMaxPayload,
+		UDPReceiveBuffer: d.UDPReceiveBuffer, UDPSendBuffer: d.UDPSendBuffer,
+		TCPIdleTimeout: seconds(d.TCPIdleTimeoutSeconds), TCPMaxQueries: d.TCPMaxQueries,
+		TCPMaxConnections: d.TCPMaxConnections, TCPMaxConnectionsPerClient: d.TCPMaxConnectionsPerClient}
+}
+
 func seconds(n int64) time.Duration { return time.Duration(n) * time.Second }
 
 // milliseconds converts milliseconds, saturating at the largest Duration.

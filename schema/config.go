@@ -172,6 +172,21 @@ type DNSConfig struct {
 	// the answers' EDNS0 record advertises (512 to 4096). Default 1232,
 	// the DNS Flag Day 2020 value, which avoids IP fragmentation.
 	UDPMaxPayload int
+	// UDPReceiveBuffer and UDPSendBuffer are the socket buffer sizes
+	// asked for each UDP socket, in bytes. Default 4 MiB each.
+	UDPReceiveBuffer, UDPSendBuffer int
+	// TCPIdleTimeout closes a TCP connection with no query in progress
+	// after this long without a new one. Default 10 s.
+	TCPIdleTimeout time.Duration
+	// TCPMaxQueries is how many queries one TCP connection may send
+	// before it is closed (every one read is answered first); 0, the
+	// default, means no limit.
+	TCPMaxQueries int
+	// TCPMaxConnections and TCPMaxConnectionsPerClient cap the TCP
+	// connections open at once, in all and from one client address; a
+	// new connection beyond a cap closes the one idle longest. Default
+	// 1000 and 100.
+	TCPMaxConnections, TCPMaxConnectionsPerClient int
 }
 
 // APIConfig is the REST API's. It comes from the api key, or from the

@@ -14,7 +14,9 @@ func defaults() file {
 	return file{
 		Store:       fileStore{Path: "/var/db/cnsd/cnsd.db"},
 		CatalogZone: fileCatalog{Name: "catalog.cnsd.invalid"},
-		DNS:         fileDNS{Listen: []string{"127.0.0.1:53"}, UDPMaxPayload: 1232},
+		DNS: fileDNS{Listen: []string{"127.0.0.1:53"}, UDPMaxPayload: 1232,
+			UDPReceiveBuffer: 4 << 20, UDPSendBuffer: 4 << 20, TCPIdleTimeoutSeconds: 10,
+			TCPMaxConnections: 1000, TCPMaxConnectionsPerClient: 100},
 		TTL: fileTTL{
 			Record:     30,
 			NS:         3600,

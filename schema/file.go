@@ -75,6 +75,13 @@ type fileStore struct {
 type fileDNS struct {
 	Listen        []string `json:"listen"`
 	UDPMaxPayload int      `json:"udp_max_payload"`
+
+	UDPReceiveBuffer           int   `json:"udp_receive_buffer"`
+	UDPSendBuffer              int   `json:"udp_send_buffer"`
+	TCPIdleTimeoutSeconds      int64 `json:"tcp_idle_timeout_seconds"`
+	TCPMaxQueries              int   `json:"tcp_max_queries"`
+	TCPMaxConnections          int   `json:"tcp_max_connections"`
+	TCPMaxConnectionsPerClient int   `json:"tcp_max_connections_per_client"`
 }
 
 type fileAPI struct {
