@@ -2,8 +2,6 @@ package xfr
 
 import (
 	"encoding/binary"
-	"net"
-	"time"
 
 	"github.com/miekg/dns"
 )
@@ -40,48 +38,13 @@ func ednsWellFormed(r *dns.Msg) bool {
 	return true
 }
 
-// checkedReader reads requests as miekg/dns does and hands on a request
-// the library's parser would not take whole as a stand-in the handler
-// answers FORMERR (or NOTIMP), so that every such answer is the
-// handler's, with its header (reply): the library would answer it
-// itself, copying the request's TC, RA, AD and CD bits and dropping its
-// opcode. The library's parser also stops quietly where the data ends
-// and ignores what follows the last record, so it would take a request
-// cut short, or with octets added, for a whole one.
-type checkedReader struct{ dns.PacketConnReader }
-
-// checkRequests is the servers' dns.DecorateReader.
-func checkRequests(r dns.Reader) dns.Reader {
-	if pr, ok := r.(dns.PacketConnReader); ok {
-		return checkedReader{pr}
-	}
-	return r
-}
-
-func (c checkedReader) ReadTCP(conn net.Conn, timeout time.Duration) ([]byte, error) {
-	b, err := c.PacketConnReader.ReadTCP(conn, timeout)
-	return checkShape(b), err
-}
-
-func (c checkedReader) ReadUDP(conn *net.UDPConn, timeout time.Duration) ([]byte, *dns.SessionUDP, error) {
-	b, s, err := c.PacketConnReader.ReadUDP(conn, timeout)
-	return checkShape(b), s, err
-}
-
-func (c checkedReader) ReadPacketConn(conn net.PacketConn, timeout time.Duration) ([]byte, net.Addr, error) {
-	b, a, err := c.PacketConnReader.ReadPacketConn(conn, timeout)
-	return checkShape(b), a, err
-}
-
-// acceptRequests is the servers' dns.MsgAcceptFunc: responses are
-// dropped, every request goes to the handler, which answers those it
-// cannot serve (ServeDNS).
-func acceptRequests(h dns.Header) dns.MsgAcceptAction {
-	if h.Bits&qrBit != 0 {
-		return dns.MsgIgnore
-	}
-	return dns.MsgAccept
-}
+// Requests are checked before the handler sees them (request, in
+// transport.go): one the library's parser would not take whole becomes a
+// stand-in the handler answers FORMERR (or NOTIMP), so that every such
+// answer is the handler's, with its header (reply). The parser stops
+// quietly where the data ends and ignores what follows the last record,
+// so it would take a request cut short, or with octets added, for a
+// whole one.
 
 // headerLen is the length of a message's header; qrBit is QR in its
 // flags.

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +67,9 @@ type Options struct {
 	// ResolveInterval is how often secondaries' host names are resolved
 	// again (5 min).
 	ResolveInterval time.Duration
+	// TCPWriteTimeout bounds each write to a TCP client (30 s): a client
+	// that stops reading loses its connection.
+	TCPWriteTimeout time.Duration
 }
 
 func (o *Options) defaults() {
@@ -96,6 +100,9 @@ func (o *Options) defaults() {
 	if o.ResolveInterval <= 0 {
 		o.ResolveInterval = 5 * time.Minute
 	}
+	if o.TCPWriteTimeout <= 0 {
+		o.TCPWriteTimeout = defaultTCPWriteTimeout
+	}
 }
 
 // Server answers DNS queries and transfers for the zones of its
@@ -119,6 +126,15 @@ type Server struct {
 	limit                  atomic.Pointer[limiter]
 	secondaries            atomic.Pointer[map[netip.Addr]bool]
 	rrlDropped, rrlSlipped atomic.Uint64
+
+	// udpDropped counts the queries the kernel dropped, the sockets'
+	// receive buffers full (udp.go); tcp is the TCP server while Run
+	// runs.
+	udpDropped atomic.Uint64
+	tcp        atomic.Pointer[tcpServer]
+	// udpReadHook, when set (by tests, before Run), is called by each
+	// UDP reader before each read.
+	udpReadHook func()
 }
 
 // Log lines caused by outside clients: at most one per client, zone and
@@ -155,33 +171,39 @@ func (s *Server) SetConfig(cfg *schema.Config) {
 func (s *Server) settings() *settings { return s.set.Load() }
 
 // Run serves DNS on the configured addresses (or the Options' sockets)
-// over UDP and TCP and sends NOTIFY after every change, until ctx ends.
-// Transfers running at that moment are allowed to finish.
+// over UDP (udp.go) and TCP (tcp.go) and sends NOTIFY after every
+// change, until ctx ends. Queries read by then are answered, and
+// transfers running at that moment are allowed to finish (for up to
+// 30 s).
 func (s *Server) Run(ctx context.Context) error {
-	servers, err := s.bind()
+	pcs, ls, err := s.bind()
 	if err != nil {
 		return err
 	}
-	for _, srv := range servers {
-		if srv.PacketConn == nil {
-			continue
-		}
-		if ap, err := netip.ParseAddrPort(srv.PacketConn.LocalAddr().String()); err == nil {
+	udps := make([]*udpServer, 0, len(pcs))
+	for _, pc := range pcs {
+		if ap, err := netip.ParseAddrPort(pc.LocalAddr().String()); err == nil {
 			s.peers.serving = append(s.peers.serving, ap.Addr().Unmap())
 		}
+		u, err := s.newUDP(pc)
+		if err != nil {
+			closeSockets(pcs, ls)
+			return fmt.Errorf("dns server on udp %s: %w", pc.LocalAddr(), err)
+		}
+		udps = append(udps, u)
 	}
-	errc := make(chan error, len(servers)+1)
-	var wg sync.WaitGroup
-	// A dns.Server told to shut down before it has started answers "not
-	// started" and goes on serving; each one is waited for first.
-	started := make([]chan struct{}, len(servers))
-	for i, srv := range servers {
-		started[i] = make(chan struct{})
-		srv.NotifyStartedFunc = sync.OnceFunc(func() { close(started[i]) })
-		wg.Go(func() {
-			defer srv.NotifyStartedFunc() // also when it fails to start
-			if err := srv.ActivateAndServe(); err != nil {
-				errc <- fmt.Errorf("dns server on %s: %w", srvAddr(srv), err)
+	tcp := newTCPServer(s)
+	s.tcp.Store(tcp)
+	errc := make(chan error, len(ls)+1)
+	var wg, accepting sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for _, u := range udps {
+		wg.Go(func() { u.run(workers) })
+	}
+	for _, l := range ls {
+		accepting.Go(func() {
+			if err := tcp.serve(l); err != nil {
+				errc <- fmt.Errorf("dns server on tcp %s: %w", l.Addr(), err)
 			}
 		})
 	}
@@ -195,11 +217,16 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	case runErr = <-errc:
 	}
-	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	for i, srv := range servers {
-		<-started[i]
-		_ = srv.ShutdownContext(shutdown)
+	closeSockets(pcs, ls)
+	accepting.Wait()
+	tcp.shutdown()
+	done := make(chan struct{})
+	go func() { tcp.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		tcp.closeAll()
+		<-done
 	}
 	wg.Wait()
 	return runErr
@@ -207,68 +234,41 @@ func (s *Server) Run(ctx context.Context) error {
 
 // bind opens the server sockets: the Options' when given, else one UDP
 // and one TCP socket per configured address.
-func (s *Server) bind() ([]*dns.Server, error) {
-	var servers []*dns.Server
-	newServer := func() *dns.Server {
-		return &dns.Server{Handler: s, TsigProvider: tsigProvider{s}, ReadTimeout: 10 * time.Second,
-			IdleTimeout: func() time.Duration { return 10 * time.Second }, DecorateReader: checkRequests,
-			MsgAcceptFunc: acceptRequests}
-	}
+func (s *Server) bind() ([]net.PacketConn, []net.Listener, error) {
 	if len(s.opts.PacketConns)+len(s.opts.Listeners) > 0 {
-		for _, pc := range s.opts.PacketConns {
-			srv := newServer()
-			srv.PacketConn = pc
-			servers = append(servers, srv)
-		}
-		for _, l := range s.opts.Listeners {
-			srv := newServer()
-			srv.Listener = deadlineListener{l}
-			servers = append(servers, srv)
-		}
-		return servers, nil
+		return s.opts.PacketConns, s.opts.Listeners, nil
 	}
+	var pcs []net.PacketConn
+	var ls []net.Listener
 	for _, addr := range s.settings().cfg.DNS.Listen {
 		pc, err := net.ListenPacket("udp", addr)
 		if err != nil {
-			closeAll(servers)
-			return nil, fmt.Errorf("dns listen udp %s: %w", addr, err)
+			closeSockets(pcs, ls)
+			return nil, nil, fmt.Errorf("dns listen udp %s: %w", addr, err)
 		}
-		srv := newServer()
-		srv.PacketConn = pc
-		servers = append(servers, srv)
+		pcs = append(pcs, pc)
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
-			closeAll(servers)
-			return nil, fmt.Errorf("dns listen tcp %s: %w", addr, err)
+			closeSockets(pcs, ls)
+			return nil, nil, fmt.Errorf("dns listen tcp %s: %w", addr, err)
 		}
-		srv = newServer()
-		srv.Listener = deadlineListener{l}
-		servers = append(servers, srv)
+		ls = append(ls, l)
 	}
-	return servers, nil
+	return pcs, ls, nil
 }
 
-func closeAll(servers []*dns.Server) {
-	for _, srv := range servers {
-		if srv.PacketConn != nil {
-			srv.PacketConn.Close()
-		}
-		if srv.Listener != nil {
-			srv.Listener.Close()
-		}
+func closeSockets(pcs []net.PacketConn, ls []net.Listener) {
+	for _, pc := range pcs {
+		pc.Close()
+	}
+	for _, l := range ls {
+		l.Close()
 	}
 }
 
-func srvAddr(srv *dns.Server) string {
-	if srv.PacketConn != nil {
-		return "udp " + srv.PacketConn.LocalAddr().String()
-	}
-	return "tcp " + srv.Listener.Addr().String()
-}
-
-// ServeDNS answers one request: it is the miekg/dns handler of every
-// socket the server listens on. It sees every request (acceptRequests),
-// those that do not parse as checkShape's stand-ins. An opcode it does
+// ServeDNS answers one request: the UDP and TCP loops hand it every
+// request (transport.go), those that do not parse as checkShape's
+// stand-ins. An opcode it does
 // not implement is NOTIMP before anything else is looked at, as NSD and
 // the library answer it.
 func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {

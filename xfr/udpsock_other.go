@@ -1,0 +1,66 @@
+//go:build !linux
+
+package xfr
+
+import (
+	"net"
+
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
+)
+
+// setBuffers asks for socket buffers of rcv and snd octets. Outside
+// Linux the size granted cannot be read back portably; it reports what
+// was asked for when the system took it.
+func setBuffers(conn *net.UDPConn, rcv, snd int) (gotRcv, gotSnd int, err error) {
+	if err = conn.SetReadBuffer(rcv); err == nil {
+		gotRcv = rcv
+	}
+	if serr := conn.SetWriteBuffer(snd); serr == nil {
+		gotSnd = snd
+	} else if err == nil {
+		err = serr
+	}
+	return gotRcv, gotSnd, err
+}
+
+// udpControl reads, on a socket bound to the unspecified address, the
+// address each datagram was sent to, which the answer must come from.
+// The kernel's drop count is Linux's alone.
+type udpControl struct {
+	pktinfo, v6 bool
+}
+
+func newControl(conn *net.UDPConn) (udpControl, error) {
+	a, ok := conn.LocalAddr().(*net.UDPAddr)
+	if !ok || !a.IP.IsUnspecified() {
+		return udpControl{}, nil
+	}
+	c := udpControl{pktinfo: true, v6: a.IP.To4() == nil}
+	if c.v6 {
+		return c, ipv6.NewPacketConn(conn).SetControlMessage(ipv6.FlagDst|ipv6.FlagInterface, true)
+	}
+	return c, ipv4.NewPacketConn(conn).SetControlMessage(ipv4.FlagDst|ipv4.FlagInterface, true)
+}
+
+func (udpControl) drops([]byte) (uint32, bool) { return 0, false }
+
+// reply appends to out the control message that sends an answer from
+// the address the request (with control messages oob) was sent to.
+func (c udpControl) reply(oob, out []byte) []byte {
+	if !c.pktinfo {
+		return out
+	}
+	if c.v6 {
+		var cm ipv6.ControlMessage
+		if cm.Parse(oob) != nil || cm.Dst == nil {
+			return out
+		}
+		return append(out, (&ipv6.ControlMessage{Src: cm.Dst}).Marshal()...)
+	}
+	var cm ipv4.ControlMessage
+	if cm.Parse(oob) != nil || cm.Dst == nil {
+		return out
+	}
+	return append(out, (&ipv4.ControlMessage{Src: cm.Dst}).Marshal()...)
+}
