@@ -78,6 +78,7 @@ func (noDNS) QueryCounts() map[string]uint64       { return nil }
 func (noDNS) TransferCounts() xfr.TransferCounts   { return xfr.TransferCounts{} }
 func (noDNS) RateLimitCounts() xfr.RateLimitCounts { return xfr.RateLimitCounts{} }
 func (noDNS) AbortedTransfers() map[string]uint64  { return nil }
+func (noDNS) TransportCounts() xfr.TransportCounts { return xfr.TransportCounts{} }
 
 func cloudAPI(t *testing.T, withCloud bool) string {
 	t.Helper()

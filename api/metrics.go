@@ -17,6 +17,7 @@ type collector struct {
 	serial, records, journal, journalBytes, largestRRset *prometheus.Desc
 	queries, transfers, refused, aborted, msgs, xbytes   *prometheus.Desc
 	rrlDropped, rrlSlipped                               *prometheus.Desc
+	udpDropped, tcpConns, tcpEvicted                     *prometheus.Desc
 
 	peerSerial, peerLag, peerStale, notifySent, notifyFailed, peerXfr, peerAhead *prometheus.Desc
 
@@ -47,6 +48,9 @@ func newCollector(s *Server) *collector {
 		xbytes:         d("dns_transfer_bytes_total", "Octets of completed zone transfers."),
 		rrlDropped:     d("dns_rrl_dropped_total", "Answers over UDP that response rate limiting dropped."),
 		rrlSlipped:     d("dns_rrl_slipped_total", "Answers over UDP that response rate limiting sent empty and truncated (TC=1) instead, so that the client retries over TCP."),
+		udpDropped:     d("dns_udp_dropped_total", "Queries the kernel dropped because a UDP socket's receive buffer was full (Linux; see dns.udp_receive_buffer)."),
+		tcpConns:       d("dns_tcp_connections", "DNS TCP connections open."),
+		tcpEvicted:     d("dns_tcp_evicted_total", "DNS TCP connections closed to make room for a new one over dns.tcp_max_connections or dns.tcp_max_connections_per_client."),
 		peerSerial:     d("peer_confirmed_serial", "The serial the secondary was last seen serving.", peer...),
 		peerLag:        d("peer_behind_seconds", "How long the secondary has been behind the zone's serial (0 when current).", peer...),
 		peerStale:      d("peer_stale", "1 when the secondary has been behind for so long that it is no longer waited for.", peer...),
@@ -81,6 +85,7 @@ func (c *collector) descs() []*prometheus.Desc {
 	return []*prometheus.Desc{
 		c.serial, c.records, c.journal, c.journalBytes, c.largestRRset,
 		c.queries, c.transfers, c.refused, c.aborted, c.msgs, c.xbytes, c.rrlDropped, c.rrlSlipped,
+		c.udpDropped, c.tcpConns, c.tcpEvicted,
 		c.peerSerial, c.peerLag, c.peerStale, c.notifySent, c.notifyFailed, c.peerXfr, c.peerAhead,
 		c.pending, c.heldVMs, c.heldRecords,
 		c.feedConnected, c.feedVMs, c.feedUnresolved, c.feedQueued, c.feedLag, c.listings, c.commits, c.pendingSources,
@@ -192,6 +197,10 @@ func (c *collector) collectDNS(ch chan<- prometheus.Metric) {
 	rl := c.s.dns.RateLimitCounts()
 	counter(ch, c.rrlDropped, rl.Dropped)
 	counter(ch, c.rrlSlipped, rl.Slipped)
+	tc := c.s.dns.TransportCounts()
+	counter(ch, c.udpDropped, tc.UDPDropped)
+	gauge(ch, c.tcpConns, float64(tc.TCPConnections))
+	counter(ch, c.tcpEvicted, tc.TCPEvicted)
 }
 
 func (c *collector) collectPeers(ch chan<- prometheus.Metric) {

@@ -35,6 +35,7 @@ type DNS interface {
 	TransferCounts() xfr.TransferCounts
 	RateLimitCounts() xfr.RateLimitCounts
 	AbortedTransfers() map[string]uint64
+	TransportCounts() xfr.TransportCounts
 }
 
 var _ DNS = (*xfr.Server)(nil)

@@ -62,3 +62,26 @@ func (t *tsigState) pack(m *dns.Msg, buf []byte) ([]byte, error) {
 	}
 	return m.PackBuffer(buf)
 }
+
+// TransportCounts are the figures of the DNS sockets.
+type TransportCounts struct {
+	// UDPDropped is the queries the kernel dropped since start, a UDP
+	// socket's receive buffer full (Linux only; 0 elsewhere).
+	UDPDropped uint64
+	// TCPConnections is the TCP connections open now; TCPEvicted those
+	// closed since start to make room for a new one over a cap.
+	TCPConnections int
+	TCPEvicted     uint64
+}
+
+// TransportCounts returns the figures of the DNS sockets.
+func (s *Server) TransportCounts() TransportCounts {
+	c := TransportCounts{UDPDropped: s.udpDropped.Load()}
+	if t := s.tcp.Load(); t != nil {
+		t.mu.Lock()
+		c.TCPConnections = len(t.conns)
+		t.mu.Unlock()
+		c.TCPEvicted = t.evicted.Load()
+	}
+	return c
+}

@@ -45,6 +45,7 @@ func (f *fakeDNS) QueryCounts() map[string]uint64       { return nil }
 func (f *fakeDNS) TransferCounts() xfr.TransferCounts   { return xfr.TransferCounts{} }
 func (f *fakeDNS) RateLimitCounts() xfr.RateLimitCounts { return xfr.RateLimitCounts{} }
 func (f *fakeDNS) AbortedTransfers() map[string]uint64  { return nil }
+func (f *fakeDNS) TransportCounts() xfr.TransportCounts { return xfr.TransportCounts{} }
 
 // fakeCloud is a writer's pipeline with one VM held back by the damping
 // and one held re-list.
