@@ -1,0 +1,126 @@
+package xfr
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// TestUDPBuffers: the configured socket buffers are asked for, and what
+// the kernel granted is logged; as root (SO_RCVBUFFORCE) that is all of
+// it.
+func TestUDPBuffers(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	s := New(testConfig(t, `, "dns": {"udp_receive_buffer": 3145728, "udp_send_buffer": 1048576}`),
+		testStore(t, nil), Options{PacketConns: []net.PacketConn{pc}}, slog.New(slog.NewTextHandler(&logs, nil)))
+	if _, err := s.newUDP(pc); err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	line := logs.String()
+	if !strings.Contains(line, `msg="UDP socket buffers"`) || !strings.Contains(line, "receive_requested=3145728") {
+		t.Fatalf("log: %s", line)
+	}
+	rc, _ := pc.(*net.UDPConn).SyscallConn()
+	var rcv, snd int
+	_ = rc.Control(func(fd uintptr) {
+		rcv, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF)
+		snd, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF)
+	})
+	if !strings.Contains(line, fmt.Sprintf("receive_granted=%d ", rcv/2)) || !strings.Contains(line, fmt.Sprintf("send_granted=%d", snd/2)) {
+		t.Errorf("log %s does not say what getsockopt says: %d, %d", line, rcv, snd)
+	}
+	if os.Geteuid() == 0 && (rcv < 2*3145728 || snd < 2*1048576) {
+		t.Errorf("as root: SO_RCVBUF %d, SO_SNDBUF %d (Linux reports double), want 3 MiB and 1 MiB granted", rcv, snd)
+	}
+}
+
+// TestUDPDropsCounted: queries the kernel drops while the reader is held
+// up, the receive buffer full, are counted from the drop count the next
+// datagram carries.
+func TestUDPDropsCounted(t *testing.T) {
+	release := make(chan struct{})
+	addr, s := startTransport(t, `, "dns": {"udp_receive_buffer": 65536}`, transportStore(t), Options{},
+		func(s *Server) {
+			s.udpReadHook = func() { <-release }
+		})
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	q, _ := query("vm0001.example.test.", 1).Pack()
+	for range 3000 { // the buffer holds a few hundred at most
+		if _, err := c.Write(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(release)
+	last, _ := query("vm0002.example.test.", 2).Pack()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write(last); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1500)
+	for {
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Fatalf("no answer to the query after the flood: %v", err)
+		}
+		m := new(dns.Msg)
+		if m.Unpack(buf[:n]) == nil && m.Id == 2 {
+			break
+		}
+	}
+	if d := s.TransportCounts().UDPDropped; d == 0 || d >= 3000 {
+		t.Errorf("UDPDropped = %d, want some of the 3000 flooded", d)
+	}
+}
+
+// TestUDPWildcardAnswersFrom: a socket bound to 0.0.0.0 answers from the
+// address the query was sent to (IP_PKTINFO), here 127.0.0.2 rather than
+// the 127.0.0.1 the route would pick.
+func TestUDPWildcardAnswersFrom(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := pc.LocalAddr().(*net.UDPAddr).Port
+	s := New(testConfig(t, ""), transportStore(t), Options{PacketConns: []net.PacketConn{pc}}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	c, err := net.DialUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2), Port: port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	q, _ := query("vm0001.example.test.", 9).Pack()
+	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write(q); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1500)
+	n, from, err := c.ReadFromUDP(buf)
+	if err != nil {
+		t.Fatalf("no answer from 127.0.0.2: %v", err)
+	}
+	m := new(dns.Msg)
+	if err := m.Unpack(buf[:n]); err != nil || m.Id != 9 || len(m.Answer) != 1 || !from.IP.Equal(net.IPv4(127, 0, 0, 2)) {
+		t.Errorf("answer from %v: %v %v", from, m, err)
+	}
+}
