@@ -20,7 +20,7 @@ const clockTicks = 100
 // A Server is a DNS server under test running as a child process, so
 // that its CPU time is its own and not the client's.
 type Server struct {
-	Name string // "cnsd" or "knot"
+	Name string // "cnsd", "knot" or "nsd"
 	UDP  string // host:port of its UDP socket
 	TCP  string // host:port of its TCP socket
 
@@ -54,9 +54,51 @@ func (s *Server) exited() (bool, error) {
 }
 
 // CPU returns the user and system CPU time the server's process (all its
-// threads) has used so far, at a resolution of 10 ms.
+// threads) and the processes it started (NSD forks its servers) have
+// used so far, at a resolution of 10 ms.
 func (s *Server) CPU() (time.Duration, error) {
-	return processCPU(s.cmd.Process.Pid)
+	total, err := processCPU(s.cmd.Process.Pid)
+	if err != nil {
+		return 0, err
+	}
+	for _, pid := range descendants(s.cmd.Process.Pid) {
+		if d, err := processCPU(pid); err == nil { // it may have exited since
+			total += d
+		}
+	}
+	return total, nil
+}
+
+// descendants lists the processes below pid, from /proc/<pid>/stat's
+// parent field.
+func descendants(pid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	children := map[int][]int{}
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if f := bytes.Fields(b[i+1:]); i >= 0 && len(f) > 1 {
+			if ppid, err := strconv.Atoi(string(f[1])); err == nil {
+				children[ppid] = append(children[ppid], child)
+			}
+		}
+	}
+	var out []int
+	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, children[queue[0]]...)
+	}
+	return out
 }
 
 // processCPU reads utime+stime of a process from /proc/<pid>/stat.

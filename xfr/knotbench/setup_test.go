@@ -45,12 +45,35 @@ type pair struct {
 	dir     string
 	cnsd    *Server
 	knot    *Server
+	nsd     *Server // started by withNSD, for the dnsperf benchmark
 }
 
 func (p *pair) servers() []*Server { return []*Server{p.cnsd, p.knot} }
 
+// withNSD starts NSD on the pair's zone file the first time, and returns
+// the three servers. Without nsd it skips tb.
+func (p *pair) withNSD(tb testing.TB) []*Server {
+	tb.Helper()
+	pairsMu.Lock()
+	defer pairsMu.Unlock()
+	if p.nsd == nil {
+		bin, err := FindNSD()
+		if err != nil {
+			if os.Getenv("CNSD_REQUIRE_SECONDARIES") != "" {
+				tb.Fatalf("knotbench: %v", err)
+			}
+			tb.Skipf("knotbench: %v; set CNSD_REQUIRE_SECONDARIES=1 to make this a failure", err)
+		}
+		if p.nsd, err = StartNSD(bin, p.dir, filepath.Join(p.dir, "zone.db")); err != nil {
+			tb.Fatalf("knotbench: %v", err)
+		}
+		tb.Logf("%s on %s", NSDVersion(bin), p.nsd.UDP)
+	}
+	return []*Server{p.cnsd, p.knot, p.nsd}
+}
+
 func (p *pair) stop() {
-	for _, s := range p.servers() {
+	for _, s := range []*Server{p.cnsd, p.knot, p.nsd} {
 		if s != nil {
 			s.Stop()
 		}

@@ -1,0 +1,123 @@
+package knotbench
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// NSDEnv names the variable that overrides where nsd is found.
+const NSDEnv = "CNSD_NSD"
+
+// ErrNoNSD is returned by FindNSD when nsd is not installed.
+var ErrNoNSD = errors.New(`nsd not found on PATH or in /usr/sbin; install the Debian package "nsd" (or set ` + NSDEnv + `)`)
+
+// FindNSD returns the path of nsd: $CNSD_NSD, else PATH, else /usr/sbin.
+func FindNSD() (string, error) {
+	if p := os.Getenv(NSDEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%w (%s=%s: %v)", ErrNoNSD, NSDEnv, p, err)
+		}
+		return p, nil
+	}
+	if p, err := exec.LookPath("nsd"); err == nil {
+		return p, nil
+	}
+	if _, err := os.Stat("/usr/sbin/nsd"); err == nil {
+		return "/usr/sbin/nsd", nil
+	}
+	return "", ErrNoNSD
+}
+
+// NSDVersion returns the first line of `nsd -v`.
+func NSDVersion(bin string) string {
+	out, _ := exec.Command(bin, "-v").CombinedOutput()
+	line, _, _ := strings.Cut(string(out), "\n")
+	return line
+}
+
+// nsdConf serves Zone from zonefile on 127.0.0.1@port with one server
+// process per CPU (as Knot runs a worker per CPU; NSD's default is
+// one), response rate limiting off (Debian builds NSD with it, at 200
+// answers a second per client prefix, which would drop most of a load
+// test's answers), transfers allowed from loopback, and everything kept
+// in dir.
+func nsdConf(dir, zonefile string, port int) string {
+	return fmt.Sprintf(`server:
+	ip-address: 127.0.0.1@%[2]d
+	port: %[2]d
+	do-ip6: no
+	server-count: %[3]d
+	verbosity: 0
+	username: ""
+	chroot: ""
+	zonesdir: %[1]q
+	database: ""
+	zonelistfile: %[4]q
+	xfrdfile: %[5]q
+	xfrdir: %[1]q
+	pidfile: %[6]q
+	rrl-ratelimit: 0
+	rrl-whitelist-ratelimit: 0
+
+remote-control:
+	control-enable: no
+
+zone:
+	name: %[7]q
+	zonefile: %[8]q
+	provide-xfr: 127.0.0.0/8 NOKEY
+`, dir, port, runtime.NumCPU(), filepath.Join(dir, "nsd-zone.list"), filepath.Join(dir, "xfrd.state"),
+		filepath.Join(dir, "nsd.pid"), strings.TrimSuffix(Zone, "."), zonefile)
+}
+
+// StartNSD starts nsd in the foreground serving Zone from zonefile, with
+// its configuration and state in dir, and waits until it answers the
+// zone's SOA. A port taken between choosing and binding it makes it
+// retry with another.
+func StartNSD(bin, dir, zonefile string) (*Server, error) {
+	var err error
+	for range 3 {
+		var s *Server
+		if s, err = startNSDOnce(bin, dir, zonefile); err == nil {
+			return s, nil
+		}
+	}
+	return nil, err
+}
+
+func startNSDOnce(bin, dir, zonefile string) (*Server, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(dir, "nsd.conf")
+	if err := os.WriteFile(conf, []byte(nsdConf(dir, zonefile, port)), 0o644); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(dir, "nsd.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	s := &Server{Name: "nsd", UDP: addr, TCP: addr}
+	cmd := exec.Command(bin, "-d", "-c", conf)
+	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, logf, logf
+	if err := s.start(cmd); err != nil {
+		return nil, err
+	}
+	if err := waitZone(s, 10*time.Minute); err != nil {
+		s.Stop()
+		log, _ := os.ReadFile(logf.Name())
+		return nil, fmt.Errorf("start nsd: %w\nnsd.log:\n%s", err, log)
+	}
+	return s, nil
+}
