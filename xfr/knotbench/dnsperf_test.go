@@ -120,7 +120,11 @@ var (
 // server's CPU time.
 func runDNSPerf(b *testing.B, bin string, s *Server, transport, qfile string, rate int) perfResult {
 	b.Helper()
-	host, port, _ := strings.Cut(s.UDP, ":")
+	addr := s.UDP
+	if transport == "tcp" {
+		addr = s.TCP // cnsd's TCP port is not its UDP port
+	}
+	host, port, _ := strings.Cut(addr, ":")
 	args := []string{"-s", host, "-p", port, "-m", transport, "-d", qfile, "-e",
 		"-c", strconv.Itoa(dnsperfClients), "-q", strconv.Itoa(dnsperfOutstanding),
 		"-l", strconv.Itoa(*dnsperfSeconds), "-t", "2"}
