@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # testdeps.sh checks that the programs cnsd's tests start as real processes
-# (Redis, BIND, Knot, NSD, PowerDNS, OpenLDAP and their clients) are installed.
+# (Redis, BIND, Knot, NSD, PowerDNS, OpenLDAP and their clients, and dnsperf
+# for the load benchmark) are installed.
 # `testdeps.sh demo` checks only what `make run` needs: OpenLDAP (the
 # simulated cloud's UFDS), and dig and curl for the lines the demo prints.
 #
@@ -32,6 +33,7 @@ deps=(
 	slapd:slapd
 	ldapsearch:ldap-utils
 	systemd-analyze:systemd
+	dnsperf:dnsperf
 )
 optional=()
 what="the tests start"

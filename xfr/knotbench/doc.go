@@ -1,7 +1,10 @@
 // Package knotbench measures cnsd's DNS server against Knot DNS serving
 // the same zone from a zone file: AXFR of large zones (wall time,
 // messages, octets, server CPU time) and UDP queries (server CPU time
-// per query, queries per second), with the ratio cnsd/Knot.
+// per query, queries per second), with the ratio cnsd/Knot; and, with
+// dnsperf (Debian package dnsperf), cnsd against Knot and NSD under load
+// over UDP and TCP (BenchmarkDNSPerf: top rate, CPU per query, queries
+// lost at a fixed rate).
 //
 // Both servers run as child processes, so the CPU time read from
 // /proc/<pid>/stat is the server's alone, not the client's: cnsd is this
@@ -12,6 +15,7 @@
 //
 //	go test ./xfr/knotbench -run '^$' -bench AXFR -benchtime 5x
 //	go test ./xfr/knotbench -run '^$' -bench Query -benchtime 200000x
+//	go test ./xfr/knotbench -run '^$' -bench DNSPerf -benchtime 1x -v -knotbench.records 100000
 //
 // -knotbench.records picks the zone sizes (100000,1000000 by default;
 // 10000 under -short). Without knotd the benchmarks and tests are
