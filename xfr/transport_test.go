@@ -197,8 +197,8 @@ func TestTCPIdleTimeout(t *testing.T) {
 	if _, err := readTCP(c); !errors.Is(err, io.EOF) {
 		t.Fatalf("read on an idle connection: %v, want EOF", err)
 	}
-	if d := time.Since(start); d < 2*time.Second || d > 4*time.Second {
-		t.Errorf("closed after %v, want about 1.8 + 1 s", d)
+	if d := time.Since(start); d < 2*time.Second {
+		t.Errorf("closed after %v, before a second had passed since the last answer", d)
 	}
 }
 
