@@ -17,7 +17,7 @@ import (
 )
 
 var (
-	dnsperfSeconds = flag.Int("knotbench.dnsperf-seconds", 10, "seconds each dnsperf run lasts")
+	dnsperfSeconds = flag.Int("knotbench.dnsperf-seconds", 10, "seconds each dnsperf run lasts; 1 under -short")
 	dnsperfRate    = flag.Int("knotbench.dnsperf-rate", 0,
 		"queries/s of the fixed-rate dnsperf runs; 0 picks half the lowest top rate of the three servers on that transport")
 )
@@ -42,6 +42,9 @@ func BenchmarkDNSPerf(b *testing.B) {
 	bin, err := exec.LookPath("dnsperf")
 	if err != nil {
 		b.Skip(`knotbench: dnsperf not found on PATH; install the Debian package "dnsperf"`)
+	}
+	if testing.Short() {
+		*dnsperfSeconds = 1 // bench-smoke: that it works, not what it measures
 	}
 	n := sizes(b)[0]
 	p := setup(b, n)
