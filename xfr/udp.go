@@ -33,9 +33,10 @@ const (
 
 // udpPacket is one datagram and the answer to it, pooled.
 type udpPacket struct {
-	buf  [udpReadSize]byte
-	n    int
-	from netip.AddrPort
+	buf    [udpReadSize]byte
+	n      int
+	from   netip.AddrPort
+	remote *net.UDPAddr // from, when the read gave it as one
 	// oob holds the datagram's control messages (its destination
 	// address, the socket's drop count); replyOOB the ones that send the
 	// answer from that address.
@@ -107,29 +108,42 @@ func (u *udpServer) run(workers int) {
 	wg.Wait()
 }
 
-// read reads datagrams into the queue until the socket is closed.
+// read reads datagrams into the queue until the socket is closed, as
+// many at once as are waiting, up to udpBatch (recvmmsg on Linux).
 func (u *udpServer) read() {
+	ps := make([]*udpPacket, udpBatch)
+	for i := range ps {
+		ps[i] = udpPackets.Get().(*udpPacket)
+	}
+	defer func() {
+		for _, p := range ps {
+			udpPackets.Put(p)
+		}
+	}()
 	for {
 		if h := u.s.udpReadHook; h != nil {
 			h()
 		}
-		p := udpPackets.Get().(*udpPacket)
-		n, oobn, _, from, err := u.conn.ReadMsgUDPAddrPort(p.buf[:], p.oob[:])
+		n, err := u.ctl.read(u.conn, ps)
 		if err != nil {
-			udpPackets.Put(p)
 			if errors.Is(err, net.ErrClosed) {
 				return
 			}
 			continue // an ICMP error reported on the socket, say
 		}
-		p.n, p.oobn, p.from = n, oobn, from
-		if d, ok := u.ctl.drops(p.oob[:oobn]); ok && d != u.drops {
-			u.s.udpDropped.Add(uint64(d - u.drops)) // the kernel's counter wraps at 2^32
-			u.drops = d
+		for i, p := range ps[:n] {
+			if d, ok := u.ctl.drops(p.oob[:p.oobn]); ok && d != u.drops {
+				u.s.udpDropped.Add(uint64(d - u.drops)) // the kernel's counter wraps at 2^32
+				u.drops = d
+			}
+			u.queue <- p
+			ps[i] = udpPackets.Get().(*udpPacket)
 		}
-		u.queue <- p
 	}
 }
+
+// udpBatch is the most datagrams read with one system call.
+const udpBatch = 32
 
 func (u *udpServer) work() {
 	for p := range u.queue {
@@ -144,10 +158,14 @@ func (u *udpServer) serve(p *udpPacket) {
 	if r == nil {
 		return
 	}
-	p.w = udpWriter{u: u, p: p, remote: net.UDPAddrFromAddrPort(p.from)}
+	remote := p.remote
+	if remote == nil {
+		remote = net.UDPAddrFromAddrPort(p.from)
+	}
+	p.w = udpWriter{u: u, p: p, remote: remote}
 	p.w.tsig.verify(tsigProvider{u.s}, raw, r)
 	u.s.ServeDNS(&p.w, r)
-	p.w = udpWriter{}
+	p.w, p.remote = udpWriter{}, nil
 }
 
 // udpWriter is the dns.ResponseWriter of one UDP request.

@@ -8,6 +8,9 @@ import (
 	"net/netip"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 )
 
 // setBuffers asks for socket buffers of rcv and snd octets, beyond
@@ -50,12 +53,58 @@ func setBuffers(conn *net.UDPConn, rcv, snd int) (gotRcv, gotSnd int, err error)
 // answer must come from (IP_PKTINFO, IPV6_PKTINFO).
 type udpControl struct {
 	pktinfo bool
+	batch   *batchReader
+}
+
+// batchReader reads datagrams with recvmmsg. msgs and bufs are the
+// reader goroutine's alone.
+type batchReader struct {
+	v4   *ipv4.PacketConn
+	v6   *ipv6.PacketConn
+	msgs []ipv4.Message // ipv4.Message and ipv6.Message are one type
+	bufs [][1][]byte
+}
+
+// read reads as many datagrams as are waiting, at least one, up to
+// len(ps), into ps.
+func (c udpControl) read(_ *net.UDPConn, ps []*udpPacket) (int, error) {
+	b := c.batch
+	ps = ps[:min(len(ps), len(b.msgs))]
+	for i, p := range ps {
+		b.bufs[i][0] = p.buf[:]
+		b.msgs[i] = ipv4.Message{Buffers: b.bufs[i][:], OOB: p.oob[:]}
+	}
+	var n int
+	var err error
+	if b.v4 != nil {
+		n, err = b.v4.ReadBatch(b.msgs[:len(ps)], 0)
+	} else {
+		n, err = b.v6.ReadBatch(b.msgs[:len(ps)], 0)
+	}
+	if err != nil {
+		return 0, err
+	}
+	for i, p := range ps[:n] {
+		m := &b.msgs[i]
+		p.n, p.oobn = m.N, m.NN
+		if ua, ok := m.Addr.(*net.UDPAddr); ok {
+			p.remote, p.from = ua, ua.AddrPort()
+		}
+		b.bufs[i][0], m.Buffers, m.OOB, m.Addr = nil, nil, nil, nil
+	}
+	return n, nil
 }
 
 func newControl(conn *net.UDPConn) (udpControl, error) {
-	var c udpControl
-	if a, ok := conn.LocalAddr().(*net.UDPAddr); ok && a.IP.IsUnspecified() {
+	c := udpControl{batch: &batchReader{msgs: make([]ipv4.Message, udpBatch), bufs: make([][1][]byte, udpBatch)}}
+	a, _ := conn.LocalAddr().(*net.UDPAddr)
+	if a != nil && a.IP.IsUnspecified() {
 		c.pktinfo = true
+	}
+	if a != nil && a.IP.To4() != nil {
+		c.batch.v4 = ipv4.NewPacketConn(conn)
+	} else {
+		c.batch.v6 = ipv6.NewPacketConn(conn)
 	}
 	rc, err := conn.SyscallConn()
 	if err != nil {

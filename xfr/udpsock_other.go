@@ -45,6 +45,17 @@ func newControl(conn *net.UDPConn) (udpControl, error) {
 
 func (udpControl) drops([]byte) (uint32, bool) { return 0, false }
 
+// read reads one datagram into ps[0].
+func (udpControl) read(conn *net.UDPConn, ps []*udpPacket) (int, error) {
+	p := ps[0]
+	n, oobn, _, from, err := conn.ReadMsgUDPAddrPort(p.buf[:], p.oob[:])
+	if err != nil {
+		return 0, err
+	}
+	p.n, p.oobn, p.from = n, oobn, from
+	return 1, nil
+}
+
 // reply appends to out the control message that sends an answer from
 // the address the request (with control messages oob) was sent to.
 func (c udpControl) reply(oob, out []byte) []byte {
