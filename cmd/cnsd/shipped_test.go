@@ -142,8 +142,11 @@ func TestSecondariesFromShippedConfigs(t *testing.T) {
 				case s.instance.Kind() == "knot":
 					// Knot refuses queries for a catalog zone it
 					// interprets; its log has the serial it loaded.
-					serial := askTCP(c.dns, z+".", dns.TypeSOA).Answer[0].(*dns.SOA).Serial
-					s.instance.WaitLog(t, wait, "["+z+".]", fmt.Sprintf("-> %d", serial))
+					r := askTCP(c.dns, z+".", dns.TypeSOA)
+					if r == nil || len(r.Answer) != 1 {
+						t.Fatalf("cnsd's SOA of %s: %v", z, r)
+					}
+					s.instance.WaitLog(t, wait, "["+z+".]", fmt.Sprintf("-> %d", r.Answer[0].(*dns.SOA).Serial))
 				case s.catalog:
 					same(s.instance, z+".", dns.TypeSOA)
 				}

@@ -17,6 +17,11 @@
 //	r := s.Query(t, "www.example.test", "A")
 //	kinds := s.Transfers("example.test") // AXFR first, IXFR after
 //
+// StartFrom runs BIND, Knot or NSD with a configuration the test writes
+// whole instead — an operator's file with its addresses and directories
+// replaced — given the directory, address and id.server the harness
+// needs.
+//
 // The processes are stopped when the test ends. A test that needs a
 // secondary whose binary is missing is skipped, unless the environment
 // sets CNSD_REQUIRE_SECONDARIES (make test does), in which case it fails
