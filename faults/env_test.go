@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -118,11 +119,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	for i := range n {
 		e.nodes = append(e.nodes, e.newNode(fmt.Sprintf("cnsd%d", i), e.storeJSON(i), true))
 	}
-	first, err := netip.ParseAddrPort(e.nodes[0].dns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.bind = secondarytest.StartBIND(t, secondarytest.Config{Primary: first, Catalog: catalogZone})
+	e.startBIND()
 	for _, nd := range e.nodes {
 		nd.writeConfig(e.bind.Addr().String())
 		nd.start()
@@ -130,6 +127,35 @@ func newEnv(t *testing.T, o envOptions) *env {
 	e.waitServing(e.nodes[0])
 	e.watch = e.watchSerials()
 	return e
+}
+
+// startBIND starts the BIND secondary of the first node. The nodes'
+// ports were picked free but are not bound until the nodes start, so
+// BIND may be handed one of them: then the nodes get new ports and BIND
+// starts again.
+func (e *env) startBIND() {
+	for range 5 {
+		first, err := netip.ParseAddrPort(e.nodes[0].dns)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.bind = secondarytest.StartBIND(e.t, secondarytest.Config{Primary: first, Catalog: catalogZone})
+		port := strconv.Itoa(int(e.bind.Addr().Port()))
+		taken := false
+		for _, nd := range e.nodes {
+			taken = taken || strings.HasSuffix(nd.dns, ":"+port) || strings.HasSuffix(nd.api, ":"+port)
+		}
+		if !taken {
+			return
+		}
+		e.t.Logf("BIND was given port %s, picked for a cnsd; picking the cnsd ports again", port)
+		e.bind.Stop()
+		for _, nd := range e.nodes {
+			nd.dns = fmt.Sprintf("127.0.0.1:%d", freePort(e.t))
+			nd.api = fmt.Sprintf("http://127.0.0.1:%d", freePort(e.t))
+		}
+	}
+	e.t.Fatal("BIND kept being given the cnsd's ports")
 }
 
 // storeJSON is node i's store configuration.
