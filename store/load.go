@@ -1,10 +1,6 @@
 package store
 
-import (
-	"slices"
-
-	"github.com/benbjohnson/immutable"
-)
+import "slices"
 
 // loadZoneLocked takes a zone as the backend keeps it into s.vms and
 // s.vmZones and returns its snapshot. A zone with no records left (its
@@ -30,23 +26,19 @@ func (s *Store) loadZoneLocked(name string, zd *ZoneData) *Snapshot {
 }
 
 // buildSnapshot builds a zone's snapshot from scratch out of its VMs'
-// records.
+// records (normalized).
 func buildSnapshot(zone string, serial Serial, vms map[string][]Record, maxMembers int) *Snapshot {
-	edits := map[string]edit{}
-	for vm, recs := range vms {
-		for _, r := range recs {
-			edits[r.Name] = edits[r.Name].add(r, vm)
-		}
-	}
-	b := immutable.NewSortedMapBuilder[string, *node](nameOrder{})
 	snap := &Snapshot{zone: zone, serial: serial, sizes: rrsetSizes{}}
-	for name, e := range edits {
-		nn := e.node(name, maxMembers)
-		b.Set(name, nn)
-		snap.replaced(nil, nn)
-	}
-	snap.names = b.Map()
+	snap.fill(buildBulk(vms, maxMembers, false))
 	return snap
+}
+
+// fill gives an empty snapshot the names built in bulk.
+func (s *Snapshot) fill(b bulkNames) {
+	for _, n := range b.nodes {
+		s.replaced(nil, n)
+	}
+	s.names = buildNameTree(b.names, b.nodes)
 }
 
 // normalize returns recs as one VM's records: Source set to vm, sorted by

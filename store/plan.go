@@ -4,8 +4,6 @@ import (
 	"maps"
 	"slices"
 	"time"
-
-	"github.com/benbjohnson/immutable"
 )
 
 // zonePlan is one zone's part of a commit, computed without touching the
@@ -20,6 +18,10 @@ type zonePlan struct {
 	// raise, when not zero, is the serial to move to instead of the
 	// NextSerial of the current one (RaiseSerial).
 	raise Serial
+	// bulk: the zone has no names and no VM records yet (a bootstrap, a
+	// new zone), so every change adds; ops stays empty and the names are
+	// built from set in one pass (bulk.go).
+	bulk bool
 }
 
 // op is one VM starting (add) or ceasing to provide one record.
@@ -33,6 +35,9 @@ type op struct {
 // normalized).
 func (p *zonePlan) vmChange(vm string, old, nw []Record) {
 	p.set[vm] = nw
+	if p.bulk {
+		return // old is empty: applyBulk adds set
+	}
 	i, j := 0, 0
 	for i < len(old) || j < len(nw) {
 		c := 0
@@ -71,7 +76,12 @@ func (s *Store) buildLocked(p *zonePlan, now time.Time) {
 	if p.raise != 0 {
 		next.serial = p.raise
 	}
-	removed, added := p.applyOps(next, s.opts.MaxMembers)
+	var removed, added []Record
+	if p.bulk {
+		added = p.applyBulk(next, s.opts.MaxMembers)
+	} else {
+		removed, added = p.applyOps(next, s.opts.MaxMembers)
+	}
 	d := Diff{Zone: p.zone, From: prev, To: next.serial, Removed: removed, Added: added}
 	next.addJournal(d, &s.opts)
 	p.next = next
@@ -114,45 +124,62 @@ func (p *zonePlan) applyOps(next *Snapshot, maxMembers int) (removed, added []Re
 	return removed, added
 }
 
+// applyBulk builds next's names, empty so far, from the plan's VMs and
+// returns the served records, all added, sorted.
+func (p *zonePlan) applyBulk(next *Snapshot, maxMembers int) (added []Record) {
+	b := buildBulk(p.set, maxMembers, true)
+	next.fill(b)
+	return b.added
+}
+
 func (s *Snapshot) clone() *Snapshot {
 	c := *s
 	c.sizes = maps.Clone(s.sizes) // the clone is changed before it is published
 	return &c
 }
 
-// nameMap updates a snapshot's names: by path copying when the map has
-// entries (each set copies only the path to one leaf), or with a builder
-// when it starts empty (a new zone or a bootstrap, where path copying
-// every insertion would be wasted).
+// nameMap updates a snapshot's names: by path copying when the tree has
+// names (each set copies only the path to one leaf), or, when it starts
+// empty (a new zone, a follower's first diff), by collecting the names
+// and building the tree in one pass at the end.
 type nameMap struct {
-	m *immutable.SortedMap[string, *node]
-	b *immutable.SortedMapBuilder[string, *node]
+	t     *nameTree
+	fresh map[string]*node // when the tree started empty; nil: deleted
 }
 
-func newNameMap(m *immutable.SortedMap[string, *node]) *nameMap {
-	if m.Len() == 0 {
-		return &nameMap{b: immutable.NewSortedMapBuilder[string, *node](nameOrder{})}
+func newNameMap(t *nameTree) *nameMap {
+	if t.Len() == 0 {
+		return &nameMap{fresh: map[string]*node{}}
 	}
-	return &nameMap{m: m}
+	return &nameMap{t: t}
 }
 
 // set stores n at name; a nil n deletes the name.
 func (nm *nameMap) set(name string, n *node) {
 	switch {
-	case nm.b != nil && n == nil:
-		nm.b.Delete(name)
-	case nm.b != nil:
-		nm.b.Set(name, n)
+	case nm.fresh != nil:
+		nm.fresh[name] = n
 	case n == nil:
-		nm.m = nm.m.Delete(name)
+		nm.t = nm.t.Delete(name)
 	default:
-		nm.m = nm.m.Set(name, n)
+		nm.t = nm.t.Set(name, n)
 	}
 }
 
-func (nm *nameMap) done() *immutable.SortedMap[string, *node] {
-	if nm.b != nil {
-		return nm.b.Map()
+func (nm *nameMap) done() *nameTree {
+	if nm.fresh == nil {
+		return nm.t
 	}
-	return nm.m
+	names := make([]string, 0, len(nm.fresh))
+	for name, n := range nm.fresh {
+		if n != nil {
+			names = append(names, name)
+		}
+	}
+	slices.SortFunc(names, cmpName)
+	nodes := make([]*node, len(names))
+	for i, name := range names {
+		nodes[i] = nm.fresh[name]
+	}
+	return buildNameTree(names, nodes)
 }

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/benbjohnson/immutable"
 )
 
 // Snapshot is one zone at one serial. It never changes: a commit builds a
@@ -17,12 +15,12 @@ import (
 type Snapshot struct {
 	zone    string
 	serial  Serial
-	names   *immutable.SortedMap[string, *node] // name → served records
-	n       int                                 // served records
-	journal []jentry                            // oldest first; the last ends at serial
-	jbytes  int                                 // sum of the journal's entry sizes
-	jdead   int                                 // sizes of the trimmed entries still in journal's array, before journal[0]
-	sizes   rrsetSizes                          // RRsets of 2+ records by size; a clone copies it
+	names   *nameTree  // name → served records
+	n       int        // served records
+	journal []jentry   // oldest first; the last ends at serial
+	jbytes  int        // sum of the journal's entry sizes
+	jdead   int        // sizes of the trimmed entries still in journal's array, before journal[0]
+	sizes   rrsetSizes // RRsets of 2+ records by size; a clone copies it
 	// committed is when this serial was committed (a writer) or first
 	// seen (a follower); zero for a zone loaded from the backend at
 	// start, whose commit time the backend does not keep.
@@ -179,5 +177,5 @@ func finalLabel(s string) string {
 
 // emptySnapshot returns a zone's snapshot with no records.
 func emptySnapshot(zone string, serial Serial) *Snapshot {
-	return &Snapshot{zone: zone, serial: serial, names: immutable.NewSortedMap[string, *node](nameOrder{}), sizes: rrsetSizes{}}
+	return &Snapshot{zone: zone, serial: serial, names: &nameTree{}, sizes: rrsetSizes{}}
 }
