@@ -2,13 +2,11 @@ package feed
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -64,14 +62,24 @@ func (v *VMAPI) get(ctx context.Context, path string, query url.Values) ([]byte,
 		return nil, fmt.Errorf("get %s: %w", path, err)
 	}
 	defer resp.Body.Close()
+	if err := vmapiStatus(path, resp); err != nil {
+		return nil, err
+	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, vmapiMaxBody))
 	if err != nil {
 		return nil, fmt.Errorf("get %s: read body: %w", path, err)
 	}
-	if resp.StatusCode >= 400 {
-		return nil, fmt.Errorf("get %s: %w", path, &vmapiStatusError{resp.StatusCode, string(body[:min(len(body), 200)])})
-	}
 	return body, nil
+}
+
+// vmapiStatus returns the error of an answer of 400 or above, with the
+// start of its body.
+func vmapiStatus(path string, resp *http.Response) error {
+	if resp.StatusCode < 400 {
+		return nil
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+	return fmt.Errorf("get %s: %w", path, &vmapiStatusError{resp.StatusCode, string(body)})
 }
 
 // errVMGone: GET /vms/{uuid} answered 404.
@@ -97,65 +105,3 @@ func (v *VMAPI) getVM(ctx context.Context, uuid string) (zonegen.VM, error) {
 // lib/common/validation.js, VM_FIELDS), which has neither nics nor
 // destroyed, and answers 409 ValidationFailed to this list.
 const vmFields = "uuid,owner_uuid,alias,state,destroyed,server_uuid,tags,customer_metadata,nics"
-
-// list reads every active VM, page by page, as VMAPI documents it: in its
-// default order (uuid, descending), each page after the first continued
-// with a marker naming the last uuid of the previous one rather than an
-// offset, so that VMs created or destroyed during the listing shift
-// nothing and each VM that exists throughout is listed exactly once.
-func (v *VMAPI) list(ctx context.Context) (VMListing, error) {
-	var l VMListing
-	marker := ""
-	for page := 0; ; page++ {
-		q := url.Values{"state": {"active"}, "limit": {strconv.Itoa(v.cfg.Limit)}}
-		if marker != "" {
-			m, _ := json.Marshal(map[string]string{"uuid": marker}) // a string map cannot fail
-			q.Set("marker", string(m))
-		}
-		body, err := v.get(ctx, "/vms", q)
-		if err != nil {
-			return VMListing{}, fmt.Errorf("list vms: %w", err)
-		}
-		var items []json.RawMessage
-		if err := json.Unmarshal(body, &items); err != nil {
-			return VMListing{}, fmt.Errorf("list vms: page %d is not a json array", page)
-		}
-		least := v.addPage(&l, items, page)
-		if len(items) < v.cfg.Limit {
-			return l, nil
-		}
-		if least == "" || marker != "" && least >= marker {
-			return VMListing{}, fmt.Errorf("list vms: page %d does not advance past %q", page, marker)
-		}
-		marker = least
-	}
-}
-
-// addPage adds one page's VMs to l, logging and naming in l.Unreadable
-// the malformed ones, and returns the least uuid seen on the page: the
-// marker of the next page. An unnamed malformed VM is skipped; should it
-// sort last, the next page starts before it and lists it again, which
-// costs a log line, not a VM.
-func (v *VMAPI) addPage(l *VMListing, items []json.RawMessage, page int) string {
-	least := ""
-	seen := func(id string) {
-		if least == "" || id < least {
-			least = id
-		}
-	}
-	for i, raw := range items {
-		vm, err := decodeVM(raw)
-		if err != nil {
-			id := vmUUID(raw)
-			v.log.Warn("malformed vm in listing skipped", "vm", id, "page", page, "index", i, "err", err)
-			if id != "" {
-				l.Unreadable = append(l.Unreadable, id)
-				seen(id)
-			}
-			continue
-		}
-		l.VMs = append(l.VMs, vm)
-		seen(vm.UUID)
-	}
-	return least
-}
