@@ -58,6 +58,7 @@ type world struct {
 	logs   *logtest.Buffer
 	level  slog.Level    // of the log the world writes; Debug unless set
 	limit  time.Duration // of every wait; waitLimit unless set
+	poll   time.Duration // CNAPI's poll interval; 20 ms unless set
 	ufds   *feed.UFDS
 	cancel context.CancelFunc
 	done   chan error
@@ -96,7 +97,11 @@ func (w *world) start(s Settings, b store.Backend) {
 		BindPassword: ufdstest.Password, CacheTime: time.Hour}, log)
 	ufds.SetPollInterval(20 * time.Millisecond)
 	w.ufds = ufds
-	cnapi := feed.NewCNAPI(feed.CNAPIOptions{URL: w.http.URL, PollInterval: 20 * time.Millisecond,
+	poll := w.poll
+	if poll == 0 {
+		poll = 20 * time.Millisecond
+	}
+	cnapi := feed.NewCNAPI(feed.CNAPIOptions{URL: w.http.URL, PollInterval: poll,
 		Down: s.Decide, Now: w.clock.Now, Logger: log})
 	napi := feed.NewNAPI(feed.NAPIOptions{URL: w.http.URL, Logger: log})
 	vmapi := feed.NewVMAPI(feed.VMAPIConfig{URL: w.http.URL, Instance: "5e1f0c36-0000-4000-8000-000000000001",
