@@ -21,15 +21,23 @@ func boltChunkKey(seq uint64, chunk uint32) []byte {
 
 // boltAppendJournal appends c's diff and trims the journal to the newest
 // c.KeepJournal entries.
+// A diff the journal is not to keep (KeepJournal 0: a bootstrap larger
+// than the journal's bound) is not written only to be deleted.
 func boltAppendJournal(journal *bolt.Bucket, c *ZoneChange) error {
+	if c.KeepJournal <= 0 {
+		return boltTrimJournal(journal, 0)
+	}
 	journal.FillPercent = 1 // append-only: full pages, nothing is inserted before them
 	seq, err := journal.NextSequence()
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	d := c.Diff
-	d.Zone = c.Zone
-	enc := EncodeDiff(d)
+	enc := c.diffEnc
+	if enc == nil {
+		d := c.Diff
+		d.Zone = c.Zone
+		enc = EncodeDiff(d)
+	}
 	for i := 0; i == 0 || i*boltChunkSize < len(enc); i++ {
 		chunk := enc[i*boltChunkSize : min((i+1)*boltChunkSize, len(enc))]
 		if err := journal.Put(boltChunkKey(seq, uint32(i)), chunk); err != nil {

@@ -50,7 +50,10 @@ func (e jentry) decode(zone string) (Diff, error) { return DecodeDiff(zone, e.en
 // the one starting at need are kept beyond those limits, up to
 // retainFactor times them, so that a secondary a few commits behind gets
 // an IXFR rather than the whole zone.
-func (s *Snapshot) addJournal(d Diff, o *Options) {
+//
+// It returns d's encoding, whether kept or not, for the backend to
+// write (ZoneChange.diffEnc).
+func (s *Snapshot) addJournal(d Diff, o *Options) []byte {
 	need, hasNeed := o.needed(s.zone)
 	e := newJEntry(d)
 	if len(s.journal) == cap(s.journal) {
@@ -74,7 +77,7 @@ func (s *Snapshot) addJournal(d Diff, o *Options) {
 	switch {
 	case len(j) == 0:
 		s.journal, s.jbytes, s.jdead = nil, 0, 0 // let the trimmed backing array go
-		return
+		return e.enc
 	case s.jdead > jbytes/4:
 		// The trimmed entries' slots keep their encodings reachable
 		// for as long as the array lives. Past a quarter of the live
@@ -85,6 +88,7 @@ func (s *Snapshot) addJournal(d Diff, o *Options) {
 		j, s.jdead = append(make([]jentry, 0, len(j)+len(j)/4+1), j...), 0
 	}
 	s.journal, s.jbytes = j, jbytes
+	return e.enc
 }
 
 // retainFactor bounds how far past its limits a journal grows for a

@@ -83,9 +83,9 @@ func (s *Store) buildLocked(p *zonePlan, now time.Time) {
 		removed, added = p.applyOps(next, s.opts.MaxMembers)
 	}
 	d := Diff{Zone: p.zone, From: prev, To: next.serial, Removed: removed, Added: added}
-	next.addJournal(d, &s.opts)
+	enc := next.addJournal(d, &s.opts)
 	p.next = next
-	p.change = ZoneChange{Zone: p.zone, Prev: prev, Next: next.serial, Diff: d, KeepJournal: len(next.journal)}
+	p.change = ZoneChange{Zone: p.zone, Prev: prev, Next: next.serial, Diff: d, KeepJournal: len(next.journal), diffEnc: enc}
 	for vm, recs := range p.set {
 		if len(recs) == 0 {
 			p.change.DelVMs = append(p.change.DelVMs, vm)

@@ -325,9 +325,13 @@ func applyArgs(epoch uint64, id string, c ZoneChange) []any {
 		if c.Replace {
 			drop = "2"
 		}
-		d := c.Diff
-		d.Zone = c.Zone
-		diff = packJournal(EncodeDiff(d))
+		enc := c.diffEnc
+		if enc == nil {
+			d := c.Diff
+			d.Zone = c.Zone
+			enc = EncodeDiff(d)
+		}
+		diff = packJournal(enc)
 	}
 	next := c.Next
 	args := make([]any, 0, 10+2*len(c.SetVMs)+len(c.DelVMs))

@@ -58,6 +58,10 @@ type ZoneChange struct {
 	// recognises its own earlier write by it. Empty: the backend names
 	// the commit itself.
 	ID string
+	// diffEnc, when set, is EncodeDiff of Diff (Zone set), made once by
+	// the Store for its own journal and shared with the backend; never
+	// modified.
+	diffEnc []byte
 }
 
 // Backend is where zones are kept between restarts: Redis or the embedded
