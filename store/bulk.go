@@ -7,53 +7,93 @@ import (
 )
 
 // A zone built from nothing — a bootstrap, a new zone, a zone loaded
-// from the backend — gets its names in one pass over sorted slices
-// rather than record by record through a map of edits and name by name
-// into the tree: its records are grouped by name, the names sorted once
-// in each order needed, every node built once, and the tree built from
-// the sorted nodes (buildNameTree). The served records come out in
-// Record.Compare order, ready to be the Diff that adds them all.
+// from the backend — or a commit that only adds VMs, at least as many
+// records as the zone holds, gets its names in one pass over sorted
+// slices rather than record by record through a map of edits and name
+// by name into the tree: the records of every VM in the zone are
+// grouped by name, the names sorted once, every node built once, and
+// the tree built from the sorted nodes (buildNameTree). The diff is one
+// walk over the old and the new names in step, sorted by name at the
+// end.
 
 // bulkNames is a zone's names built from nothing.
 type bulkNames struct {
 	names []string // in nameOrder
 	nodes []*node  // names[i]'s node
-	added []Record // every served record, by Record.Compare (with wantAdded)
 }
 
 // buildBulk builds the nodes of a zone holding vms' records (each VM's
 // normalized: sorted, Source the VM, no duplicate RR) and nothing else.
 // The result does not depend on the map's order.
-func buildBulk(vms map[string][]Record, maxMembers int, wantAdded bool) bulkNames {
+func buildBulk(vms map[string][]Record, maxMembers int) bulkNames {
 	g := groupByName(vms)
 	nodes := make([]*node, len(g.names))
-	served := 0
 	for i, name := range g.names {
 		recs := g.recs[g.off[i]:g.off[i+1]]
 		if len(recs) > 1 {
 			slices.SortFunc(recs, Record.Compare)
 		}
 		nodes[i] = groupEdit(recs).node(name, maxMembers)
-		served += len(nodes[i].recs)
-	}
-	var out bulkNames
-	if wantAdded {
-		byString := make([]int32, len(g.names))
-		for i := range byString {
-			byString[i] = int32(i)
-		}
-		slices.SortFunc(byString, func(a, b int32) int { return strings.Compare(g.names[a], g.names[b]) })
-		out.added = make([]Record, 0, served)
-		for _, i := range byString {
-			out.added = append(out.added, nodes[i].recs...)
-		}
 	}
 	order := canonicalOrder(g.names)
-	out.names, out.nodes = make([]string, len(order)), make([]*node, len(order))
+	b := bulkNames{names: make([]string, len(order)), nodes: make([]*node, len(order))}
 	for k, i := range order {
-		out.names[k], out.nodes[k] = g.names[i], nodes[i]
+		b.names[k], b.nodes[k] = g.names[i], nodes[i]
 	}
-	return out
+	return b
+}
+
+// treeDiff returns the served records removed and added going from the
+// names of old to those of b, each sorted by Record.Compare.
+func treeDiff(old *nameTree, b bulkNames) (removed, added []Record) {
+	type nameDiff struct {
+		name           string
+		removed, added []Record
+	}
+	var ds []nameDiff
+	it := old.Iterator()
+	on, onode, ok := it.Next()
+	for i := 0; ok || i < len(b.names); {
+		c := 1
+		switch {
+		case !ok:
+		case i == len(b.names):
+			c = -1
+		default:
+			c = cmpName(on, b.names[i])
+		}
+		switch {
+		case c < 0:
+			ds = append(ds, nameDiff{name: on, removed: onode.recs})
+		case c > 0:
+			ds = append(ds, nameDiff{name: b.names[i], added: b.nodes[i].recs})
+		default:
+			if r, a := served(onode.recs, b.nodes[i].recs, nil, nil); len(r)+len(a) > 0 {
+				ds = append(ds, nameDiff{name: on, removed: r, added: a})
+			}
+		}
+		if c <= 0 {
+			on, onode, ok = it.Next()
+		}
+		if c >= 0 {
+			i++
+		}
+	}
+	slices.SortFunc(ds, func(x, y nameDiff) int { return strings.Compare(x.name, y.name) })
+	nr, na := 0, 0
+	for _, d := range ds {
+		nr, na = nr+len(d.removed), na+len(d.added)
+	}
+	if nr > 0 {
+		removed = make([]Record, 0, nr)
+	}
+	if na > 0 {
+		added = make([]Record, 0, na)
+	}
+	for _, d := range ds {
+		removed, added = append(removed, d.removed...), append(added, d.added...)
+	}
+	return removed, added
 }
 
 // nameGroups are records grouped by name: the records of names[i] are

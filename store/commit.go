@@ -278,8 +278,7 @@ func (s *Store) planLocked(cur map[string]*Snapshot, batch []zonegen.Contributio
 			}
 			p := plans[zone]
 			if p == nil {
-				p = &zonePlan{zone: zone, cur: cur[zone], set: map[string][]Record{}, ops: map[string][]op{},
-					bulk: len(s.vms[zone]) == 0 && (cur[zone] == nil || cur[zone].names.Len() == 0)}
+				p = &zonePlan{zone: zone, cur: cur[zone], set: map[string][]Record{}, ops: map[string][]op{}}
 				plans[zone] = p
 			}
 			p.vmChange(c.VM, old, nw)

@@ -29,7 +29,7 @@ func (s *Store) loadZoneLocked(name string, zd *ZoneData) *Snapshot {
 // records (normalized).
 func buildSnapshot(zone string, serial Serial, vms map[string][]Record, maxMembers int) *Snapshot {
 	snap := &Snapshot{zone: zone, serial: serial, sizes: rrsetSizes{}}
-	snap.fill(buildBulk(vms, maxMembers, false))
+	snap.fill(buildBulk(vms, maxMembers))
 	return snap
 }
 

@@ -18,10 +18,19 @@ type zonePlan struct {
 	// raise, when not zero, is the serial to move to instead of the
 	// NextSerial of the current one (RaiseSerial).
 	raise Serial
-	// bulk: the zone has no names and no VM records yet (a bootstrap, a
-	// new zone), so every change adds; ops stays empty and the names are
-	// built from set in one pass (bulk.go).
-	bulk bool
+	// deltas are the VMs' changes in the order planned, turned into ops
+	// when the names are edited rather than rebuilt (rebuild).
+	deltas []vmDelta
+	// removes: some VM had records in the zone before; adds: how many
+	// records the VMs have after.
+	removes bool
+	adds    int
+}
+
+// vmDelta is one VM's records in a zone going from old to nw.
+type vmDelta struct {
+	vm      string
+	old, nw []Record
 }
 
 // op is one VM starting (add) or ceasing to provide one record.
@@ -35,29 +44,47 @@ type op struct {
 // normalized).
 func (p *zonePlan) vmChange(vm string, old, nw []Record) {
 	p.set[vm] = nw
-	if p.bulk {
-		return // old is empty: applyBulk adds set
+	p.deltas = append(p.deltas, vmDelta{vm: vm, old: old, nw: nw})
+	p.removes = p.removes || len(old) > 0
+	p.adds += len(nw)
+}
+
+// rebuild reports whether the plan's names are better built again in
+// one pass (bulk.go) than edited: it only adds VMs (a bootstrap, a new
+// zone), and at least as many records as the zone holds.
+func (p *zonePlan) rebuild() bool {
+	held := 0
+	if p.cur != nil {
+		held = p.cur.Len()
 	}
-	i, j := 0, 0
-	for i < len(old) || j < len(nw) {
-		c := 0
-		switch {
-		case i == len(old):
-			c = 1
-		case j == len(nw):
-			c = -1
-		default:
-			c = rrCompare(old[i], nw[j])
-		}
-		switch {
-		case c < 0:
-			p.ops[old[i].Name] = append(p.ops[old[i].Name], op{r: old[i], vm: vm})
-			i++
-		case c > 0:
-			p.ops[nw[j].Name] = append(p.ops[nw[j].Name], op{r: nw[j], vm: vm, add: true})
-			j++
-		default:
-			i, j = i+1, j+1
+	return !p.removes && p.adds > 0 && p.adds >= held
+}
+
+// opsOf turns the plan's deltas into ops by name.
+func (p *zonePlan) opsOf() {
+	for _, d := range p.deltas {
+		old, nw := d.old, d.nw
+		i, j := 0, 0
+		for i < len(old) || j < len(nw) {
+			c := 0
+			switch {
+			case i == len(old):
+				c = 1
+			case j == len(nw):
+				c = -1
+			default:
+				c = rrCompare(old[i], nw[j])
+			}
+			switch {
+			case c < 0:
+				p.ops[old[i].Name] = append(p.ops[old[i].Name], op{r: old[i], vm: d.vm})
+				i++
+			case c > 0:
+				p.ops[nw[j].Name] = append(p.ops[nw[j].Name], op{r: nw[j], vm: d.vm, add: true})
+				j++
+			default:
+				i, j = i+1, j+1
+			}
 		}
 	}
 }
@@ -77,9 +104,10 @@ func (s *Store) buildLocked(p *zonePlan, now time.Time) {
 		next.serial = p.raise
 	}
 	var removed, added []Record
-	if p.bulk {
-		added = p.applyBulk(next, s.opts.MaxMembers)
+	if p.rebuild() {
+		removed, added = p.applyRebuild(next, s.vms[p.zone], s.opts.MaxMembers)
 	} else {
+		p.opsOf()
 		removed, added = p.applyOps(next, s.opts.MaxMembers)
 	}
 	d := Diff{Zone: p.zone, From: prev, To: next.serial, Removed: removed, Added: added}
@@ -124,12 +152,18 @@ func (p *zonePlan) applyOps(next *Snapshot, maxMembers int) (removed, added []Re
 	return removed, added
 }
 
-// applyBulk builds next's names, empty so far, from the plan's VMs and
-// returns the served records, all added, sorted.
-func (p *zonePlan) applyBulk(next *Snapshot, maxMembers int) (added []Record) {
-	b := buildBulk(p.set, maxMembers, true)
+// applyRebuild builds next's names again from the records of every VM
+// in the zone, those it had (vms) and the plan's, and returns the served
+// records removed and added, sorted.
+func (p *zonePlan) applyRebuild(next *Snapshot, vms map[string][]Record, maxMembers int) (removed, added []Record) {
+	all := make(map[string][]Record, len(vms)+len(p.set))
+	maps.Copy(all, vms)
+	maps.Copy(all, p.set)
+	b := buildBulk(all, maxMembers)
+	removed, added = treeDiff(next.names, b)
+	next.n, next.sizes = 0, rrsetSizes{}
 	next.fill(b)
-	return b.added
+	return removed, added
 }
 
 func (s *Snapshot) clone() *Snapshot {

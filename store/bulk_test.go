@@ -1,0 +1,92 @@
+package store
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// TestRebuildMatchesEdits: a commit that only adds VMs, enough to be
+// built in one pass (rebuild), leaves the same zone as the same VMs
+// committed one by one (edited name by name), and its diff is exactly
+// the change of the served records; with and without a member cap, with
+// records several VMs provide.
+func TestRebuildMatchesEdits(t *testing.T) {
+	const z = "bulk.example.com."
+	for seed := range uint64(40) {
+		maxMembers := []int{0, 2}[seed%2]
+		t.Run(fmt.Sprintf("seed=%d,max=%d", seed, maxMembers), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			vm := func(i int) zonegen.Contribution {
+				id := fmt.Sprintf("%08x-0000-4000-8000-000000000000", i)
+				var recs []Record
+				for range 1 + rng.IntN(4) {
+					name := fmt.Sprintf("n%d.s%d.%s", rng.IntN(5), rng.IntN(3), z)
+					recs = append(recs, Record{Name: name, Type: zonegen.TypeA, Data: fmt.Sprintf("10.0.0.%d", rng.IntN(4)), Source: id})
+				}
+				return contrib(id, map[string][]Record{z: recs})
+			}
+			first := make([]zonegen.Contribution, rng.IntN(4))
+			for i := range first {
+				first[i] = vm(i)
+			}
+			then := make([]zonegen.Contribution, 4+rng.IntN(20))
+			for i := range then {
+				then[i] = vm(100 + i)
+			}
+			bulk, _ := open(t, NewMemory(), Options{MaxMembers: maxMembers})
+			edits, _ := open(t, NewMemory(), Options{MaxMembers: maxMembers})
+			if len(first) > 0 {
+				commit(t, bulk, first...)
+				commit(t, edits, first...)
+			}
+			before := servedAll(bulk)
+			diffs := commit(t, bulk, then...)
+			for _, c := range then {
+				commit(t, edits, c)
+			}
+			after := servedAll(bulk)
+			if got, want := after, servedAll(edits); !slices.Equal(got, want) {
+				t.Fatalf("built in one pass:\n%v\nedited:\n%v", got, want)
+			}
+			for _, c := range append(first, then...) {
+				if got, want := provided(bulk, z, c.VM), provided(edits, z, c.VM); !slices.Equal(got, want) {
+					t.Fatalf("vm %s provides %v built in one pass, %v edited", c.VM, got, want)
+				}
+			}
+			var removed, added []Record
+			for _, r := range before {
+				if _, found := slices.BinarySearchFunc(after, r, Record.Compare); !found {
+					removed = append(removed, r)
+				}
+			}
+			for _, r := range after {
+				if _, found := slices.BinarySearchFunc(before, r, Record.Compare); !found {
+					added = append(added, r)
+				}
+			}
+			if len(diffs) != 1 || !slices.Equal(diffs[0].Removed, removed) || !slices.Equal(diffs[0].Added, added) {
+				t.Fatalf("diffs %+v, want removed %v, added %v", diffs, removed, added)
+			}
+		})
+	}
+}
+
+// servedAll lists the records s serves in the zone, sorted by Record.Compare.
+func servedAll(s *Store) []Record {
+	var out []Record
+	for _, z := range s.Zones() {
+		for r := range s.Snapshot(z).All() {
+			out = append(out, r)
+		}
+	}
+	slices.SortFunc(out, Record.Compare)
+	return out
+}
+
+func provided(s *Store, zone, vm string) []Record {
+	return slices.Collect(s.Snapshot(zone).Provided(vm))
+}
