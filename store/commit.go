@@ -104,8 +104,8 @@ func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) ([]Dif
 	now := s.opts.Clock()
 	changes := make([]ZoneChange, len(plans))
 	diffs := make([]Diff, len(plans))
+	s.buildAllLocked(plans, now)
 	for i, p := range plans {
-		s.buildLocked(p, now)
 		changes[i], diffs[i] = p.change, p.change.Diff
 	}
 	if len(changes) > 0 {

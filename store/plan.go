@@ -2,7 +2,10 @@ package store
 
 import (
 	"maps"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -93,6 +96,49 @@ func (p *zonePlan) opsOf() {
 // ZoneChange. Only the touched names are copied: the new snapshot shares
 // every other name with the current one.
 func (s *Store) buildLocked(p *zonePlan, now time.Time) {
+	s.namesLocked(p, now)
+	s.journalLocked(p)
+}
+
+// parallelBuild is the fewest records a commit adds from which its
+// zones' names are built in parallel (buildAllLocked); tests lower it.
+var parallelBuild = 100_000
+
+// buildAllLocked builds every plan, as buildLocked. A large commit (a
+// bootstrap) builds its zones' names in parallel, over up to GOMAXPROCS
+// goroutines, largest first; the journals (which ask Options.Retain)
+// follow in order.
+func (s *Store) buildAllLocked(plans []*zonePlan, now time.Time) {
+	adds := 0
+	for _, p := range plans {
+		adds += p.adds
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(plans))
+	if adds < parallelBuild || workers < 2 {
+		for _, p := range plans {
+			s.buildLocked(p, now)
+		}
+		return
+	}
+	queue := slices.SortedFunc(slices.Values(plans), func(a, b *zonePlan) int { return b.adds - a.adds })
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(queue); i = int(next.Add(1) - 1) {
+				s.namesLocked(queue[i], now) // reads the Store only; each plan is its own
+			}
+		})
+	}
+	wg.Wait()
+	for _, p := range plans {
+		s.journalLocked(p)
+	}
+}
+
+// namesLocked computes the plan's next serial, its Snapshot's names and
+// the served-set Diff. It only reads the Store.
+func (s *Store) namesLocked(p *zonePlan, now time.Time) {
 	next, prev := emptySnapshot(p.zone, 0), Serial(0)
 	base := s.dropped[p.zone] // a zone coming back continues after its final serial
 	if p.cur != nil {
@@ -110,10 +156,16 @@ func (s *Store) buildLocked(p *zonePlan, now time.Time) {
 		p.opsOf()
 		removed, added = p.applyOps(next, s.opts.MaxMembers)
 	}
-	d := Diff{Zone: p.zone, From: prev, To: next.serial, Removed: removed, Added: added}
-	enc := next.addJournal(d, &s.opts)
 	p.next = next
-	p.change = ZoneChange{Zone: p.zone, Prev: prev, Next: next.serial, Diff: d, KeepJournal: len(next.journal), diffEnc: enc}
+	p.change = ZoneChange{Zone: p.zone, Prev: prev, Next: next.serial,
+		Diff: Diff{Zone: p.zone, From: prev, To: next.serial, Removed: removed, Added: added}}
+}
+
+// journalLocked adds the plan's Diff to its Snapshot's journal and
+// completes its ZoneChange.
+func (s *Store) journalLocked(p *zonePlan) {
+	p.change.diffEnc = p.next.addJournal(p.change.Diff, &s.opts)
+	p.change.KeepJournal = len(p.next.journal)
 	for vm, recs := range p.set {
 		if len(recs) == 0 {
 			p.change.DelVMs = append(p.change.DelVMs, vm)
