@@ -22,20 +22,24 @@ var ErrNoKnotd = errors.New(`knotd not found on PATH or in /usr/sbin; install th
 
 // FindKnotd returns the path of knotd: $CNSD_KNOTD, else PATH, else
 // /usr/sbin (not on a normal user's PATH).
-func FindKnotd() (string, error) {
-	if p := os.Getenv(KnotdEnv); p != "" {
+func FindKnotd() (string, error) { return findServer("knotd", KnotdEnv, ErrNoKnotd) }
+
+// findServer returns the path of the program name: the one the variable
+// env names, else name on PATH, else /usr/sbin/name; notFound when none.
+func findServer(name, env string, notFound error) (string, error) {
+	if p := os.Getenv(env); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%w (%s=%s: %v)", ErrNoKnotd, KnotdEnv, p, err)
+			return "", fmt.Errorf("%w (%s=%s: %v)", notFound, env, p, err)
 		}
 		return p, nil
 	}
-	if p, err := exec.LookPath("knotd"); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
-	if _, err := os.Stat("/usr/sbin/knotd"); err == nil {
-		return "/usr/sbin/knotd", nil
+	if _, err := os.Stat("/usr/sbin/" + name); err == nil {
+		return "/usr/sbin/" + name, nil
 	}
-	return "", ErrNoKnotd
+	return "", notFound
 }
 
 // KnotdVersion returns the first line of `knotd --version`.

@@ -20,21 +20,7 @@ const NSDEnv = "CNSD_NSD"
 var ErrNoNSD = errors.New(`nsd not found on PATH or in /usr/sbin; install the Debian package "nsd" (or set ` + NSDEnv + `)`)
 
 // FindNSD returns the path of nsd: $CNSD_NSD, else PATH, else /usr/sbin.
-func FindNSD() (string, error) {
-	if p := os.Getenv(NSDEnv); p != "" {
-		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("%w (%s=%s: %v)", ErrNoNSD, NSDEnv, p, err)
-		}
-		return p, nil
-	}
-	if p, err := exec.LookPath("nsd"); err == nil {
-		return p, nil
-	}
-	if _, err := os.Stat("/usr/sbin/nsd"); err == nil {
-		return "/usr/sbin/nsd", nil
-	}
-	return "", ErrNoNSD
-}
+func FindNSD() (string, error) { return findServer("nsd", NSDEnv, ErrNoNSD) }
 
 // NSDVersion returns the first line of `nsd -v`.
 func NSDVersion(bin string) string {
