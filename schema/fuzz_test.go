@@ -27,8 +27,14 @@ func FuzzParse(f *testing.F) {
 			if c != nil {
 				t.Fatalf("Parse returned a Config and %v", err)
 			}
-			if _, ok := err.(*Error); !ok {
-				t.Fatalf("error %v is a %T, not an *Error", err, err)
+			switch e := err.(type) {
+			case *Error:
+			case Errors:
+				if len(e) < 2 {
+					t.Fatalf("Errors of %d problems: %v", len(e), err)
+				}
+			default:
+				t.Fatalf("error %v is a %T, not an *Error or Errors", err, err)
 			}
 			return
 		}
