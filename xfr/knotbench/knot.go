@@ -88,33 +88,49 @@ zone:
 // the zone's SOA (loading a zone of 1M records takes a while). A port
 // taken between choosing and binding it makes it retry with another.
 func StartKnot(bin, dir, zonefile string) (*Server, error) {
+	return startServer(serverRun{name: "knot", log: "knotd.log", conf: "knot.conf",
+		text: func(port int) string { return knotConf(dir, zonefile, port) },
+		args: func(conf string) []string { return []string{"-c", conf} }}, bin, dir)
+}
+
+// serverRun is how one kind of reference server is configured and run.
+type serverRun struct {
+	name, log, conf string                     // server name, log and configuration file names
+	text            func(port int) string      // the configuration for a port
+	args            func(conf string) []string // the command line, given the configuration's path
+}
+
+// startServer starts the server r describes with its files in dir, on a
+// free port, and waits until it answers Zone's SOA; a port taken between
+// choosing and binding it makes it try again with another.
+func startServer(r serverRun, bin, dir string) (*Server, error) {
 	var err error
 	for range 3 {
 		var s *Server
-		if s, err = startKnotOnce(bin, dir, zonefile); err == nil {
+		if s, err = startServerOnce(r, bin, dir); err == nil {
 			return s, nil
 		}
 	}
 	return nil, err
 }
 
-func startKnotOnce(bin, dir, zonefile string) (*Server, error) {
+func startServerOnce(r serverRun, bin, dir string) (*Server, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	conf := filepath.Join(dir, "knot.conf")
-	if err := os.WriteFile(conf, []byte(knotConf(dir, zonefile, port)), 0o644); err != nil {
+	conf := filepath.Join(dir, r.conf)
+	if err := os.WriteFile(conf, []byte(r.text(port)), 0o644); err != nil {
 		return nil, err
 	}
-	logf, err := os.Create(filepath.Join(dir, "knotd.log"))
+	logf, err := os.Create(filepath.Join(dir, r.log))
 	if err != nil {
 		return nil, err
 	}
 	defer logf.Close()
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	s := &Server{Name: "knot", UDP: addr, TCP: addr}
-	cmd := exec.Command(bin, "-c", conf)
+	s := &Server{Name: r.name, UDP: addr, TCP: addr}
+	cmd := exec.Command(bin, r.args(conf)...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, logf, logf
 	if err := s.start(cmd); err != nil {
 		return nil, err
@@ -122,7 +138,7 @@ func startKnotOnce(bin, dir, zonefile string) (*Server, error) {
 	if err := waitZone(s, 10*time.Minute); err != nil {
 		s.Stop()
 		log, _ := os.ReadFile(logf.Name())
-		return nil, fmt.Errorf("start knotd: %w\nknotd.log:\n%s", err, log)
+		return nil, fmt.Errorf("start %s: %w\n%s:\n%s", r.name, err, r.log, log)
 	}
 	return s, nil
 }

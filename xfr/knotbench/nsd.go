@@ -3,14 +3,10 @@ package knotbench
 import (
 	"errors"
 	"fmt"
-	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
-	"time"
 )
 
 // NSDEnv names the variable that overrides where nsd is found.
@@ -69,41 +65,7 @@ zone:
 // zone's SOA. A port taken between choosing and binding it makes it
 // retry with another.
 func StartNSD(bin, dir, zonefile string) (*Server, error) {
-	var err error
-	for range 3 {
-		var s *Server
-		if s, err = startNSDOnce(bin, dir, zonefile); err == nil {
-			return s, nil
-		}
-	}
-	return nil, err
-}
-
-func startNSDOnce(bin, dir, zonefile string) (*Server, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	conf := filepath.Join(dir, "nsd.conf")
-	if err := os.WriteFile(conf, []byte(nsdConf(dir, zonefile, port)), 0o644); err != nil {
-		return nil, err
-	}
-	logf, err := os.Create(filepath.Join(dir, "nsd.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	s := &Server{Name: "nsd", UDP: addr, TCP: addr}
-	cmd := exec.Command(bin, "-d", "-c", conf)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, logf, logf
-	if err := s.start(cmd); err != nil {
-		return nil, err
-	}
-	if err := waitZone(s, 10*time.Minute); err != nil {
-		s.Stop()
-		log, _ := os.ReadFile(logf.Name())
-		return nil, fmt.Errorf("start nsd: %w\nnsd.log:\n%s", err, log)
-	}
-	return s, nil
+	return startServer(serverRun{name: "nsd", log: "nsd.log", conf: "nsd.conf",
+		text: func(port int) string { return nsdConf(dir, zonefile, port) },
+		args: func(conf string) []string { return []string{"-d", "-c", conf} }}, bin, dir)
 }
