@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -271,15 +270,7 @@ func call(t *testing.T, method, url, auth string) (int, []byte) {
 // do sends req and returns the status and body of the answer.
 func do(t *testing.T, req *http.Request) (int, []byte) {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp, body := exchangeOnce(t, req)
 	return resp.StatusCode, body
 }
 
