@@ -32,7 +32,8 @@ func StartBIND(t testing.TB, cfg Config) *Secondary {
 // logging, no control channel) and statements, the key and zone
 // statements an operator would install — the output of cnsadm
 // bind-config without -catalog, say — in place of the zone statements
-// StartBIND writes for cfg.Zones; cfg.Primary and cfg.TSIG are unused.
+// StartBIND writes for cfg.Zones; of cfg only Listen and SerialQueryRate
+// are used.
 // Zone files go where statements say, relative to the secondary's
 // directory, in which a directory cnsd is made for bind-config's
 // "cnsd/ZONE.db".
@@ -47,7 +48,7 @@ func StartBINDWith(t testing.TB, cfg Config, statements string) *Secondary {
 		if err := os.MkdirAll(filepath.Join(dir, "cnsd"), 0o755); err != nil {
 			t.Fatalf("secondarytest: %v", err)
 		}
-		return bindConf(dir, addr, Config{Listen: cfg.Listen}) + statements
+		return bindConf(dir, addr, Config{Listen: cfg.Listen, SerialQueryRate: cfg.SerialQueryRate}) + statements
 	}
 	return startConfigured(t, "bind", bin, "named.conf", "named.log", cfg.listen(), conf, func(path string) []string {
 		return []string{"-g", family, "-n", "1", "-d", "3", "-c", path}
@@ -76,9 +77,14 @@ options {
 	allow-notify { any; };
 	dnssec-validation no;
 	ixfr-from-differences no;
-	serial-query-rate 1000;
 	server-id %q;
 `, dir, filepath.Join(dir, "named.pid"), filepath.Join(dir, "session.key"), bindListen(addr), identity(dir))
+	switch {
+	case cfg.SerialQueryRate == 0:
+		b.WriteString("\tserial-query-rate 1000;\n")
+	case cfg.SerialQueryRate > 0:
+		fmt.Fprintf(&b, "\tserial-query-rate %d;\n", cfg.SerialQueryRate)
+	}
 	if cfg.Catalog != "" {
 		// min-update-interval: BIND applies a catalog's changes at most
 		// every 5 s by default.

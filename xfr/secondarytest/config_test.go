@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -24,6 +25,8 @@ func TestConfigsCheck(t *testing.T) {
 		{"catalog and tsig", Config{Primary: primary, Catalog: "catalog.cnsd.invalid", Zones: []string{"a.test"}, TSIG: key}},
 		{"transfers allowed, no rate limit", Config{Primary: primary, Zones: []string{"a.test"}, AllowTransfer: true, NoRateLimit: true}},
 		{"ipv6", Config{Primary: netip.MustParseAddrPort("[::1]:5300"), Zones: []string{"a.test"}, Listen: netip.IPv6Loopback()}},
+		{"stock serial-query-rate", Config{Primary: primary, Zones: []string{"a.test"}, SerialQueryRate: StockSerialQueryRate}},
+		{"serial-query-rate 50", Config{Primary: primary, Zones: []string{"a.test"}, SerialQueryRate: 50}},
 	}
 	checkers := []struct {
 		kind, tool, env, pkg, file string
@@ -98,4 +101,33 @@ func TestDeployConfigsCheck(t *testing.T) {
 // pdns.conf from a directory, and fails on an unknown setting.
 func pdnsCheckArgs(path string) []string {
 	return []string{"--config-dir=" + filepath.Dir(path), "--config=check"}
+}
+
+// TestBINDSerialQueryRate: the harness's BIND gets serial-query-rate 1000
+// unless told another rate, and none at all (BIND's stock 20) when asked
+// for the stock one.
+func TestBINDSerialQueryRate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rate int
+		want string // the option's line, "" for none
+	}{
+		{"unset", 0, "\tserial-query-rate 1000;\n"},
+		{"given", 50, "\tserial-query-rate 50;\n"},
+		{"stock", StockSerialQueryRate, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{Primary: netip.MustParseAddrPort("127.0.0.1:5300"), Zones: []string{"a.test"}, SerialQueryRate: tc.rate}
+			text := bindConf(t.TempDir(), netip.MustParseAddrPort("127.0.0.1:5353"), cfg)
+			got := ""
+			for line := range strings.Lines(text) {
+				if strings.Contains(line, "serial-query-rate") {
+					got += line
+				}
+			}
+			if got != tc.want {
+				t.Errorf("serial-query-rate lines = %q, want %q\n%s", got, tc.want, text)
+			}
+		})
+	}
 }

@@ -45,7 +45,18 @@ type Config struct {
 	// is: 200 answers a second per /24): for tests that send many
 	// queries.
 	NoRateLimit bool
+	// SerialQueryRate is BIND's serial-query-rate: how many SOA queries
+	// a second it sends to primaries, for all its zones together, the
+	// one a NOTIFY starts among them. 0 means 1000, so that a test that
+	// changes many zones at once is not held up by the secondary;
+	// StockSerialQueryRate leaves the option out, for BIND's own default
+	// (20). Other secondaries ignore it.
+	SerialQueryRate int
 }
+
+// StockSerialQueryRate, as Config.SerialQueryRate, gives BIND its stock
+// serial-query-rate: the one a benchmark compares the tuned value with.
+const StockSerialQueryRate = -1
 
 // listen is where the secondary listens.
 func (c Config) listen() netip.Addr {
