@@ -20,7 +20,7 @@ const realistic = "../mockcloud/testdata/realistic.json"
 
 // realisticArrays reads the fixture's arrays as the raw objects an API
 // would send.
-func realisticArrays(t *testing.T) map[string][]json.RawMessage {
+func realisticArrays(t testing.TB) map[string][]json.RawMessage {
 	t.Helper()
 	b, err := os.ReadFile(realistic)
 	if err != nil {
