@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"unicode/utf8"
 )
@@ -56,30 +57,25 @@ func (s *jsonScan) end() bool {
 // returns it with its quotes; plain says it is printable ASCII without
 // escapes, so its bytes between the quotes are its value.
 func (s *jsonScan) str() (quoted []byte, plain bool) {
-	start := s.i
+	b, start := s.b, s.i
 	plain = true
-	for j := s.i + 1; j < len(s.b); j++ {
-		switch c := s.b[j]; {
+	for j := s.i + 1; ; j++ {
+		// Strings are most of a VM object's bytes: pass over eight at a
+		// time while none needs a look.
+		for j+8 <= len(b) && !strSpecial8(binary.LittleEndian.Uint64(b[j:])) {
+			j += 8
+		}
+		if j >= len(b) {
+			s.fail()
+			return nil, false
+		}
+		switch c := b[j]; {
 		case c == '"':
 			s.i = j + 1
-			return s.b[start:s.i], plain
+			return b[start:s.i], plain
 		case c == '\\':
 			plain = false
-			j++
-			if j == len(s.b) {
-				s.fail()
-				return nil, false
-			}
-			switch s.b[j] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if j+4 >= len(s.b) || !isHex(s.b[j+1]) || !isHex(s.b[j+2]) || !isHex(s.b[j+3]) || !isHex(s.b[j+4]) {
-					s.fail()
-					return nil, false
-				}
-				j += 4
-			default:
-				s.fail()
+			if j = s.escape(j + 1); j < 0 {
 				return nil, false
 			}
 		case c < 0x20:
@@ -89,8 +85,34 @@ func (s *jsonScan) str() (quoted []byte, plain bool) {
 			plain = false
 		}
 	}
+}
+
+// strSpecial8 reports whether any of the eight bytes in x may be a quote,
+// a backslash, a control character or not ASCII (false positives only
+// cost the byte-by-byte look): the bit tricks of "Bit Twiddling Hacks",
+// "determine if a word has a byte less than n" and "… equal to n".
+func strSpecial8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	less := func(v uint64, n uint64) uint64 { return (v - ones*n) & ^v & highs }
+	return (less(x, 0x20) | less(x^(ones*'"'), 1) | less(x^(ones*'\\'), 1) | x&highs) != 0
+}
+
+// escape checks the escape after the backslash at b[j-1] and returns the
+// index of its last byte, or -1 (and fails) if it is not one of JSON's.
+func (s *jsonScan) escape(j int) int {
+	b := s.b
+	if j < len(b) {
+		switch b[j] {
+		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			return j
+		case 'u':
+			if j+4 < len(b) && isHex(b[j+1]) && isHex(b[j+2]) && isHex(b[j+3]) && isHex(b[j+4]) {
+				return j + 4
+			}
+		}
+	}
 	s.fail()
-	return nil, false
+	return -1
 }
 
 func isHex(c byte) bool {
