@@ -28,9 +28,9 @@ func (v *VMAPI) List(ctx context.Context) (VMListing, error) { return v.list(ctx
 // nothing and each VM that exists throughout is listed exactly once.
 //
 // The pages are fetched one ahead of their decoding: one goroutine
-// requests a page, reads its array element by element off the wire and
-// takes the next page's marker from the elements' uuids alone
-// (pageMarker), then requests the next page while the VMs of the one
+// requests a page, reads it and splits its array into elements, takes
+// the next page's marker from the elements' uuids alone (pageMarker),
+// then requests the next page while the VMs of the one
 // before are decoded, over GOMAXPROCS goroutines (decodePage).
 func (v *VMAPI) list(ctx context.Context) (VMListing, error) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -90,8 +90,8 @@ func (v *VMAPI) fetchPages(ctx context.Context, out chan<- listPage) error {
 // errNotArray: a page is not a JSON array.
 var errNotArray = errors.New("is not a json array")
 
-// getPage fetches one page of GET /vms and reads its array element by
-// element as the body arrives, keeping each element's JSON.
+// getPage fetches one page of GET /vms and splits its array into the
+// elements' JSON.
 func (v *VMAPI) getPage(ctx context.Context, q url.Values, page int) ([]json.RawMessage, error) {
 	ctx, cancel := context.WithTimeout(ctx, vmapiRequestTimeout)
 	defer cancel()
@@ -119,34 +119,28 @@ func (v *VMAPI) getPage(ctx context.Context, q url.Values, page int) ([]json.Raw
 	return items, nil
 }
 
-// readArray reads one JSON array, and nothing after it, element by
-// element. Malformed JSON, or JSON that is not one array, is
-// errNotArray; a failed read is its error.
+// readArray reads one JSON array, and nothing after it. Malformed JSON,
+// or JSON that is not one array, is errNotArray; a failed read is its
+// error. The elements are slices of the body read, not copies: the body
+// is read whole and split by one scan (jsonScan), which costs a fraction
+// of decoding each element off a json.Decoder.
 func readArray(r io.Reader, sizeHint int) ([]json.RawMessage, error) {
-	dec := json.NewDecoder(r)
-	malformed := func(err error) error {
-		var se *json.SyntaxError
-		if err == nil || err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &se) {
-			return errNotArray
-		}
-		return err
+	body, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
 	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, malformed(err)
+	s := jsonScan{b: body}
+	if s.peek() != '[' {
+		return nil, errNotArray
 	}
 	items := make([]json.RawMessage, 0, sizeHint)
-	for dec.More() {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, malformed(err)
+	s.array(func(int) {
+		if raw := s.skip(); raw != nil {
+			items = append(items, raw[:len(raw):len(raw)]) // an append must not run into the next one
 		}
-		items = append(items, raw)
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim(']') {
-		return nil, malformed(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, malformed(err) // something after the array
+	})
+	if !s.end() {
+		return nil, errNotArray
 	}
 	return items, nil
 }

@@ -67,6 +67,10 @@ func TestReadArray(t *testing.T) {
 		{"trailing", `[] []`, 0, errNotArray},
 		{"bad element", `[{"uuid":}]`, 0, errNotArray},
 		{"nothing", ``, 0, errNotArray},
+		{"no comma", `[{} {}]`, 0, errNotArray},
+		{"trailing comma", `[{},]`, 0, errNotArray},
+		{"not closed", `[{}`, 0, errNotArray},
+		{"odd elements", "[1, \"s\", null, [[]], {\"a\":{}}]\n", 5, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			items, err := readArray(strings.NewReader(tc.in), 4)
