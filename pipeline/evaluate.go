@@ -14,11 +14,24 @@ import (
 // evaluate decides st's records at now. ok is false when a lookup failed:
 // the VM keeps what it published and is retried.
 func (p *Pipeline) evaluate(ctx context.Context, st *vmState, now time.Time, memo *lookups) (c zonegen.Contribution, ok bool) {
-	o := p.res.evaluate(ctx, st.vm, p.settings.Decide, p.gen, now, memo, func(d *zonegen.Decision) {
+	o := p.decide(ctx, st, now, memo)
+	generate(p.gen, &o)
+	return p.record(ctx, st, now, &o)
+}
+
+// decide is the part of evaluate that must run one VM after the other:
+// the lookups and the decision, damped (see resolver.decide).
+func (p *Pipeline) decide(ctx context.Context, st *vmState, now time.Time, memo *lookups) Outcome {
+	return p.res.decide(ctx, st.vm, p.settings.Decide, now, memo, func(d *zonegen.Decision) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		p.damp(now, st, d)
 	})
+}
+
+// record keeps st's generated outcome o as its state and returns its
+// contribution, or ok false when it is unresolved (then retried).
+func (p *Pipeline) record(ctx context.Context, st *vmState, now time.Time, o *Outcome) (c zonegen.Contribution, ok bool) {
 	d := o.Decision
 	p.mu.Lock()
 	defer p.mu.Unlock()

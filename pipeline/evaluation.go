@@ -46,6 +46,16 @@ type Outcome struct {
 // records. An unresolved decision generates nothing.
 func (r *resolver) evaluate(ctx context.Context, vm zonegen.VM, opts zonegen.DecideOptions, gen *zonegen.Generator,
 	now time.Time, memo *lookups, adjust func(*zonegen.Decision)) Outcome {
+	o := r.decide(ctx, vm, opts, now, memo, adjust)
+	generate(gen, &o)
+	return o
+}
+
+// decide is evaluate up to the records: the lookups, the decision and
+// its adjustment, in that order, which is what must run one VM after the
+// other (the lookups share memo, adjust the hysteresis tracker).
+func (r *resolver) decide(ctx context.Context, vm zonegen.VM, opts zonegen.DecideOptions,
+	now time.Time, memo *lookups, adjust func(*zonegen.Decision)) Outcome {
 	v, why := r.resolve(ctx, vm, memo)
 	d := zonegen.Decide(&v, opts, now)
 	if why != nil {
@@ -53,15 +63,20 @@ func (r *resolver) evaluate(ctx context.Context, vm zonegen.VM, opts zonegen.Dec
 		// whatever the rules say; they are listed after it.
 		d = zonegen.Decision{Unresolved: true, Reasons: append([]zonegen.Reason{*why}, d.Reasons...)}
 	}
-	if d.Unresolved {
-		return Outcome{View: v, Decision: d, Contribution: zonegen.Contribution{VM: vm.UUID, Unresolved: true}}
-	}
-	if adjust != nil {
+	if !d.Unresolved && adjust != nil {
 		adjust(&d)
 	}
-	c := gen.Generate(&v, &d)
-	absoluteZones(&c)
-	return Outcome{View: v, Decision: d, Contribution: c}
+	return Outcome{View: v, Decision: d, Contribution: zonegen.Contribution{VM: vm.UUID, Unresolved: d.Unresolved}}
+}
+
+// generate fills in the records of a decided outcome: pure, and most of
+// an evaluation's CPU, so that many VMs' may run in parallel.
+func generate(gen *zonegen.Generator, o *Outcome) {
+	if o.Decision.Unresolved {
+		return
+	}
+	o.Contribution = gen.Generate(&o.View, &o.Decision)
+	absoluteZones(&o.Contribution)
 }
 
 // Evaluator evaluates VMs exactly as the pipeline does, against a Cloud

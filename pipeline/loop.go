@@ -2,6 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cnsd/cnsd/feed"
@@ -160,21 +163,56 @@ func (p *Pipeline) reevaluate(ctx context.Context, vms []*vmState) {
 
 // evaluateAll evaluates vms at now with one lookup memo and returns the
 // contributions of those that resolved. A non-empty what logs progress.
+//
+// The VMs are decided one after the other, in order, as evaluate would,
+// but their records are generated in batches over GOMAXPROCS goroutines:
+// generating is most of an evaluation's CPU, and a bootstrap waits for
+// 100k of them after its listing. Batches bound how many views are held
+// at once.
 func (p *Pipeline) evaluateAll(ctx context.Context, vms []*vmState, now time.Time, what string) []zonegen.Contribution {
 	memo := newLookups()
 	prog := newProgress(p, what, len(vms))
 	cs := make([]zonegen.Contribution, 0, len(vms))
-	for i, st := range vms {
-		if ctx.Err() != nil {
-			break
+	outs := make([]Outcome, 0, min(len(vms), evaluateBatch))
+	for start := 0; start < len(vms) && ctx.Err() == nil; start += evaluateBatch {
+		batch := vms[start:min(start+evaluateBatch, len(vms))]
+		outs = outs[:0]
+		for i, st := range batch {
+			if ctx.Err() != nil {
+				break
+			}
+			outs = append(outs, p.decide(ctx, st, now, memo))
+			prog.step(start + i + 1)
 		}
-		if c, ok := p.evaluate(ctx, st, now, memo); ok {
-			cs = append(cs, c)
+		generateAll(p.gen, outs)
+		for i := range outs {
+			if c, ok := p.record(ctx, batch[i], now, &outs[i]); ok {
+				cs = append(cs, c)
+			}
 		}
-		prog.step(i + 1)
 	}
 	prog.end(len(cs))
 	return cs
+}
+
+// evaluateBatch is how many VMs evaluateAll decides before generating
+// their records: enough to keep every core busy for a while, few enough
+// that their views take little memory.
+const evaluateBatch = 1024
+
+// generateAll generates the records of outs over up to GOMAXPROCS
+// goroutines (Generator is safe for concurrent use).
+func generateAll(gen *zonegen.Generator, outs []Outcome) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(outs)/64, 1)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(outs); i = int(next.Add(1) - 1) {
+				generate(gen, &outs[i])
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // vmsOf returns the VMs that x lists under any of keys.
