@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"unicode/utf8"
@@ -127,7 +128,7 @@ func unquoteBytes(quoted []byte, plain bool) []byte {
 		return nil
 	}
 	inner := quoted[1 : len(quoted)-1]
-	if plain || utf8.Valid(inner) && !containsByte(inner, '\\') {
+	if plain || utf8.Valid(inner) && bytes.IndexByte(inner, '\\') < 0 {
 		return inner
 	}
 	var v string
@@ -138,15 +139,6 @@ func unquoteBytes(quoted []byte, plain bool) []byte {
 // unquote is the value of a string str read, as a string.
 func unquote(quoted []byte, plain bool) string {
 	return string(unquoteBytes(quoted, plain))
-}
-
-func containsByte(b []byte, c byte) bool {
-	for _, x := range b {
-		if x == c {
-			return true
-		}
-	}
-	return false
 }
 
 // number reads the number at the position, in JSON's grammar, and

@@ -54,10 +54,12 @@ type vmDecoder struct {
 	nicsErr error
 }
 
-// vmStringFields are the VM's string fields in the order decodeVM checks
-// them, and where their values go.
+// vmStringFields names the VM's string fields by their index in strErrs,
+// which is the order decodeVM reports their errors in.
 var vmStringFields = [...]string{"uuid", "owner_uuid", "alias", "state", "server_uuid"}
 
+// field reads the value of the VM's key quoted; a key cnsd does not read
+// is skipped.
 func (d *vmDecoder) field(quoted []byte, plain bool) {
 	vm := &d.vm
 	switch key := unquoteBytes(quoted, plain); string(key) {
