@@ -9,8 +9,8 @@ import (
 
 // TestListingInBatches: a listing of more VMs than evaluateAll decides
 // at once (some are not active: two whole batches and part of a third)
-// ends with the store
-// equal to the oracle, every batch's records generated and committed.
+// ends with the store equal to the oracle, every batch's records
+// generated and committed.
 func TestListingInBatches(t *testing.T) {
 	f := mockcloud.Generate(mockcloud.GenOptions{VMs: 3 * evaluateBatch, Accounts: 10, Servers: 4, Seed: 3})
 	s := Settings{Naming: zonegen.Config{UseAlias: true, UseLogin: true, Zones: []zonegen.ZoneConfig{
