@@ -13,44 +13,56 @@ const maxChain = 8
 // serveQuery answers a normal (non-transfer) query from the snapshot of
 // the zone the name falls in.
 func (s *Server) serveQuery(w dns.ResponseWriter, r *dns.Msg, st *settings) {
-	m := s.answer(r, st)
+	m, z := s.answerIn(r, st)
 	s.countQuery(m.Rcode)
 	s.peers.refreshed(remoteAddr(w), m) // a secondary's SOA query (unpolled.go)
 	if s.rateLimited(w, r, m.Rcode) {
 		return
 	}
 	s.write(w, r, m, st)
+	if f, ok := w.(answerFiller); ok {
+		if q, sent := f.fill(st); q != nil {
+			s.remember(st, w, q, r, m, z, sent)
+		}
+	}
 }
 
 // answer builds the reply to a query. It is apart from serveQuery so that
 // tests and benchmarks can call it without a socket.
 func (s *Server) answer(r *dns.Msg, st *settings) *dns.Msg {
+	m, _ := s.answerIn(r, st)
+	return m
+}
+
+// answerIn is answer, which also returns the zone the answer comes
+// from (its snapshot nil when none does).
+func (s *Server) answerIn(r *dns.Msg, st *settings) (*dns.Msg, servedZone) {
 	q := r.Question[0]
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.Compress = true
 	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
 		m.Rcode = dns.RcodeRefused
-		return m
+		return m, servedZone{}
 	}
 	if opt := r.IsEdns0(); opt != nil && opt.Version() != 0 {
 		m.Rcode = dns.RcodeBadVers
-		return m
+		return m, servedZone{}
 	}
 	z, ok := st.find(s.src, q.Name)
 	if !ok {
 		m.Rcode = dns.RcodeRefused
-		return m
+		return m, servedZone{}
 	}
 	if z.snap == nil {
 		// A configured zone the store has not created yet: nothing true
 		// can be said about it.
 		m.Rcode = dns.RcodeServerFailure
-		return m
+		return m, servedZone{}
 	}
 	m.Authoritative = true
 	s.resolve(m, st, z, q)
-	return m
+	return m, z
 }
 
 // resolve fills m with the answer to q inside zone z, following CNAMEs

@@ -189,31 +189,40 @@ func (l *limiter) size() int {
 // handshake), to configured secondaries, to rrl.exempt and to requests
 // with a valid TSIG signature are never limited.
 func (s *Server) rateLimited(w dns.ResponseWriter, r *dns.Msg, rcode int) bool {
-	l := s.limit.Load()
-	if l == nil {
+	if s.limit.Load() == nil {
 		return false
 	}
 	ua, ok := w.RemoteAddr().(*net.UDPAddr)
-	if !ok {
+	if !ok || r.IsTsig() != nil && w.TsigStatus() == nil {
 		return false
 	}
-	addr := ua.AddrPort().Addr().Unmap()
-	if (*s.secondaries.Load())[addr] || l.exempt(addr) || r.IsTsig() != nil && w.TsigStatus() == nil {
-		return false
-	}
-	switch l.take(addr, kindOf(rcode), s.opts.Clock()) {
+	switch s.limitVerdict(ua.AddrPort().Addr().Unmap(), rcode) {
 	case send:
 		return false
 	case slip:
-		s.rrlSlipped.Add(1)
 		m := new(dns.Msg)
 		m.SetReply(r)
 		m.Truncated = true
 		_ = w.WriteMsg(m)
-	default:
-		s.rrlDropped.Add(1)
 	}
 	return true
+}
+
+// limitVerdict counts an answer with rcode to addr (unmapped), over UDP
+// to an unsigned request, and says what becomes of it.
+func (s *Server) limitVerdict(addr netip.Addr, rcode int) verdict {
+	l := s.limit.Load()
+	if l == nil || (*s.secondaries.Load())[addr] || l.exempt(addr) {
+		return send
+	}
+	v := l.take(addr, kindOf(rcode), s.opts.Clock())
+	switch v {
+	case slip:
+		s.rrlSlipped.Add(1)
+	case drop:
+		s.rrlDropped.Add(1)
+	}
+	return v
 }
 
 // RateLimitCounts are the answers response rate limiting took over since

@@ -53,23 +53,27 @@ func (st *settings) sizeLimit(w dns.ResponseWriter, r *dns.Msg) int {
 // say when it is too large.
 func (s *Server) write(w dns.ResponseWriter, r *dns.Msg, m *dns.Msg, st *settings) {
 	limit := st.sizeLimit(w, r)
-	if opt := r.IsEdns0(); opt != nil {
-		m.SetEdns0(uint16(st.udpMaxPayload()), opt.Do())
-	}
-	t := r.IsTsig()
-	if t != nil {
+	if t := r.IsTsig(); t == nil {
+		st.shape(m, r, limit)
+	} else {
 		// The answer's TSIG record is as long as the request's: same
 		// key name, algorithm and MAC size.
-		limit -= dns.Len(t)
-	}
-	fit(m, limit)
-	if t != nil {
+		st.shape(m, r, limit-dns.Len(t))
 		// Verified by ServeDNS; the answer is signed in turn (RFC 8945).
 		m.SetTsig(t.Hdr.Name, t.Algorithm, t.Fudge, time.Now().Unix())
 	}
 	if err := w.WriteMsg(m); err != nil {
 		s.log.Debug("cannot send an answer", "peer", w.RemoteAddr().String(), "err", err)
 	}
+}
+
+// shape gives m, the answer to the unsigned request r, its OPT record
+// when r had one and cuts it to limit octets.
+func (st *settings) shape(m, r *dns.Msg, limit int) {
+	if opt := r.IsEdns0(); opt != nil {
+		m.SetEdns0(uint16(st.udpMaxPayload()), opt.Do())
+	}
+	fit(m, limit)
 }
 
 // fit cuts m down to limit octets packed with compression: additional

@@ -43,8 +43,17 @@ type udpPacket struct {
 	oob      [oobSize]byte
 	oobn     int
 	replyOOB [oobSize]byte
-	out      []byte // the packed answer
-	w        udpWriter
+	out      []byte // room for the packed answer
+	// answer is the answer to send, in out or elsewhere, nil when none
+	// is; wbuf holds it for the batched write.
+	answer []byte
+	wbuf   [1][]byte
+	// q is the request as the answer cache reads it, quick whether it
+	// could, st the settings it was read with.
+	q     quickQuery
+	quick bool
+	st    *settings
+	w     udpWriter
 }
 
 var udpPackets = sync.Pool{New: func() any { return &udpPacket{out: make([]byte, 0, udpReadSize)} }}
@@ -54,7 +63,7 @@ type udpServer struct {
 	s     *Server
 	conn  *net.UDPConn
 	ctl   udpControl // the platform's control messages (udpsock_*.go)
-	queue chan *udpPacket
+	queue chan []*udpPacket
 	// drops is the socket's drop count last reported; the reader's
 	// alone.
 	drops uint32
@@ -89,7 +98,7 @@ func (s *Server) newUDP(pc net.PacketConn) (*udpServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &udpServer{s: s, conn: conn, ctl: ctl, queue: make(chan *udpPacket, udpQueueLen)}, nil
+	return &udpServer{s: s, conn: conn, ctl: ctl, queue: make(chan []*udpPacket, udpQueueLen/udpBatch*2)}, nil
 }
 
 // defaultUDPBuffer is the socket buffer size when the configuration
@@ -109,7 +118,9 @@ func (u *udpServer) run(workers int) {
 }
 
 // read reads datagrams into the queue until the socket is closed, as
-// many at once as are waiting, up to udpBatch (recvmmsg on Linux).
+// many at once as are waiting, up to udpBatch (recvmmsg on Linux), and
+// hands each batch read to one worker, which answers it with one write
+// (sendmmsg on Linux).
 func (u *udpServer) read() {
 	ps := make([]*udpPacket, udpBatch)
 	for i := range ps {
@@ -131,14 +142,16 @@ func (u *udpServer) read() {
 			}
 			continue // an ICMP error reported on the socket, say
 		}
+		batch := make([]*udpPacket, n)
 		for i, p := range ps[:n] {
 			if d, ok := u.ctl.drops(p.oob[:p.oobn]); ok && d != u.drops {
 				u.s.udpDropped.Add(uint64(d - u.drops)) // the kernel's counter wraps at 2^32
 				u.drops = d
 			}
-			u.queue <- p
+			batch[i] = p
 			ps[i] = udpPackets.Get().(*udpPacket)
 		}
+		u.queue <- batch
 	}
 }
 
@@ -146,15 +159,29 @@ func (u *udpServer) read() {
 const udpBatch = 32
 
 func (u *udpServer) work() {
-	for p := range u.queue {
-		u.serve(p)
-		udpPackets.Put(p)
+	var w udpBatchWriter
+	for batch := range u.queue {
+		for _, p := range batch {
+			u.serve(p)
+		}
+		u.ctl.write(u.conn, &w, batch)
+		for _, p := range batch {
+			p.answer, p.wbuf[0], p.st, p.remote = nil, nil, nil, nil
+			udpPackets.Put(p)
+		}
 	}
 }
 
-// serve answers one datagram.
+// serve answers one datagram: from the answer cache when it holds the
+// answer, else through ServeDNS. The answer is left in p.answer.
 func (u *udpServer) serve(p *udpPacket) {
-	r, raw := request(p.buf[:p.n])
+	msg := p.buf[:p.n]
+	p.st = u.s.settings()
+	p.quick = p.st.parseQuick(msg, 0, &p.q)
+	if p.quick && u.fast(p) {
+		return
+	}
+	r, raw := request(msg)
 	if r == nil {
 		return
 	}
@@ -165,7 +192,26 @@ func (u *udpServer) serve(p *udpPacket) {
 	p.w = udpWriter{u: u, p: p, remote: remote}
 	p.w.tsig.verify(tsigProvider{u.s}, raw, r)
 	u.s.ServeDNS(&p.w, r)
-	p.w, p.remote = udpWriter{}, nil
+	p.w = udpWriter{}
+}
+
+// fast answers p from the answer cache, and reports whether it held the
+// answer. The answer counts as the full path counts it, and passes rate
+// limiting the same way.
+func (u *udpServer) fast(p *udpPacket) bool {
+	msg := p.buf[:p.n]
+	ans, rcode, ok := u.s.cached(p.st, &p.q, msg, p.out[:0])
+	if !ok {
+		return false
+	}
+	u.s.countQuery(rcode)
+	switch u.s.limitVerdict(p.from.Addr().Unmap(), rcode) {
+	case send:
+		p.answer = ans
+	case slip:
+		p.answer = slipAnswer(msg, &p.q, p.out[:0])
+	}
+	return true
 }
 
 // udpWriter is the dns.ResponseWriter of one UDP request.
@@ -188,7 +234,11 @@ func (w *udpWriter) Close() error { return nil }
 func (w *udpWriter) Hijack()      {}
 
 func (w *udpWriter) WriteMsg(m *dns.Msg) error {
-	b, err := w.tsig.pack(m, w.p.out[:cap(w.p.out)])
+	buf := w.p.out[:cap(w.p.out)]
+	if w.p.answer != nil {
+		buf = nil // out holds the answer still to be sent
+	}
+	b, err := w.tsig.pack(m, buf)
 	if err != nil {
 		return err
 	}
@@ -196,9 +246,24 @@ func (w *udpWriter) WriteMsg(m *dns.Msg) error {
 	return err
 }
 
-// Write sends b to the client from the address the request came to.
+// Write leaves b to be sent with the other answers of the batch, or
+// sends it at once when an answer is already waiting (which a query's
+// answer never finds).
 func (w *udpWriter) Write(b []byte) (int, error) {
+	if w.p.answer == nil {
+		w.p.answer = b
+		return len(b), nil
+	}
 	oob := w.u.ctl.reply(w.p.oob[:w.p.oobn], w.p.replyOOB[:0])
 	n, _, err := w.u.conn.WriteMsgUDPAddrPort(b, oob, w.p.from)
 	return n, err
+}
+
+// fill gives the answer cache the request and its answer, when the
+// cache could read the request with the settings st.
+func (w *udpWriter) fill(st *settings) (*quickQuery, []byte) {
+	if !w.p.quick || w.p.st != st {
+		return nil, nil
+	}
+	return &w.p.q, w.p.answer
 }

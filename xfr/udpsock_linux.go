@@ -222,3 +222,41 @@ func appendCmsg(out []byte, level, typ int32, data []byte) []byte {
 	copy(b[hdr:], data)
 	return out
 }
+
+// udpBatchWriter is one worker's room for a batched write.
+type udpBatchWriter struct {
+	msgs []ipv4.Message
+}
+
+// write sends the answers of ps, each from the address its request was
+// sent to, with as few sendmmsg calls as the kernel takes them in. A
+// datagram the kernel refuses is skipped, as a failed sendmsg was.
+func (c udpControl) write(_ *net.UDPConn, w *udpBatchWriter, ps []*udpPacket) {
+	msgs := w.msgs[:0]
+	for _, p := range ps {
+		if p.answer == nil {
+			continue
+		}
+		p.wbuf[0] = p.answer
+		var addr net.Addr = p.remote
+		if p.remote == nil {
+			addr = net.UDPAddrFromAddrPort(p.from)
+		}
+		msgs = append(msgs, ipv4.Message{Buffers: p.wbuf[:], OOB: c.reply(p.oob[:p.oobn], p.replyOOB[:0]), Addr: addr})
+	}
+	w.msgs = msgs[:0]
+	for len(msgs) > 0 {
+		var n int
+		var err error
+		if c.batch.v4 != nil {
+			n, err = c.batch.v4.WriteBatch(msgs, 0)
+		} else {
+			n, err = c.batch.v6.WriteBatch(msgs, 0)
+		}
+		if err != nil {
+			n = max(n, 1)
+		}
+		msgs = msgs[min(n, len(msgs)):]
+	}
+	clear(w.msgs[:cap(w.msgs)])
+}

@@ -75,3 +75,16 @@ func (c udpControl) reply(oob, out []byte) []byte {
 	}
 	return append(out, (&ipv4.ControlMessage{Src: cm.Dst}).Marshal()...)
 }
+
+// udpBatchWriter is one worker's room for a batched write: none here.
+type udpBatchWriter struct{}
+
+// write sends the answers of ps one at a time, each from the address
+// its request was sent to.
+func (c udpControl) write(conn *net.UDPConn, _ *udpBatchWriter, ps []*udpPacket) {
+	for _, p := range ps {
+		if p.answer != nil {
+			_, _, _ = conn.WriteMsgUDPAddrPort(p.answer, c.reply(p.oob[:p.oobn], p.replyOOB[:0]), p.from)
+		}
+	}
+}

@@ -28,6 +28,7 @@ type settings struct {
 	forward map[string]*zoneConf // absolute lower-case name → zone
 	reverse *zoneConf            // the access settings of every reverse zone (name empty)
 	catalog *zoneConf            // nil when no catalog zone is configured
+	answers *answerCache         // this configuration's packed answers (answercache.go)
 
 	mname, rname string
 	recordTTL    uint32
@@ -67,6 +68,7 @@ func newSettings(cfg *schema.Config) *settings {
 		retry:     seconds(cfg.TTL.SOARetry),
 		expire:    seconds(cfg.TTL.SOAExpire),
 		minimum:   seconds(cfg.TTL.SOAMinimum),
+		answers:   newAnswerCache(),
 	}
 	st.mname = dns.Fqdn(strings.ToLower(cfg.MyName))
 	for _, z := range cfg.ForwardZones {
