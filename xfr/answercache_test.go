@@ -35,11 +35,14 @@ func (w *cacheWriter) WriteMsg(m *dns.Msg) error {
 	_, err = w.Write(b)
 	return err
 }
-func (w *cacheWriter) Write(b []byte) (int, error) { w.sent = append([]byte(nil), b...); return len(b), nil }
-func (w *cacheWriter) Close() error                { return nil }
-func (w *cacheWriter) TsigStatus() error           { return w.tsig.status }
-func (w *cacheWriter) TsigTimersOnly(b bool)       { w.tsig.timersOnly = b }
-func (w *cacheWriter) Hijack()                     {}
+func (w *cacheWriter) Write(b []byte) (int, error) {
+	w.sent = append([]byte(nil), b...)
+	return len(b), nil
+}
+func (w *cacheWriter) Close() error          { return nil }
+func (w *cacheWriter) TsigStatus() error     { return w.tsig.status }
+func (w *cacheWriter) TsigTimersOnly(b bool) { w.tsig.timersOnly = b }
+func (w *cacheWriter) Hijack()               {}
 func (w *cacheWriter) fill(st *settings) (*quickQuery, []byte) {
 	if w.q == nil || w.st != st {
 		return nil, nil
