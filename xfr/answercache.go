@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"weak"
 
 	"github.com/miekg/dns"
@@ -39,10 +40,11 @@ import (
 //   - an answer is cached from a request with a lower-case question,
 //     and serves requests spelled in other cases only when answering an
 //     upper-cased question gave the same octets apart from the question
-//     (checked when it is cached): the names that echo the question then
-//     point at it, so patching in the request's spelling is what the full
-//     path would have sent. Otherwise the entry serves lower-case
-//     requests only.
+//     (checked when the first request spelled otherwise comes, so that
+//     most entries never pay for it): the names that echo the question
+//     then point at it, and no other name points into it, so patching in
+//     the request's spelling is what the full path would have sent.
+//     Otherwise the entry serves lower-case requests only.
 //
 // SOA and ANY questions are not cached: a secondary's SOA query is
 // tracked from the answer (unpolled.go). Transfers, NOTIFY, signed
@@ -66,8 +68,17 @@ type answerEntry struct {
 	qname   string // the question, lower-case, as the full path looks it up
 	zone    string
 	snap    weak.Pointer[store.Snapshot]
-	anyCase bool // it serves any spelling of the question, not only lower case
+	// spelling says whether it serves any spelling of the question or
+	// lower case only; unknown until a request spelled otherwise came.
+	spelling atomic.Uint32
 }
+
+// Values of answerEntry.spelling.
+const (
+	spellingUnknown = iota
+	spellingAny
+	spellingLower
+)
 
 // answerCache is one configuration's cache of packed answers.
 type answerCache struct {
@@ -260,7 +271,7 @@ func (st *settings) parseQuick(msg []byte, limit int, q *quickQuery) bool {
 // rcode; ok is false on a miss.
 func (s *Server) cached(st *settings, q *quickQuery, msg, out []byte) (ans []byte, rcode int, ok bool) {
 	e := st.answers.get(q.key[:q.keyLen])
-	if e == nil || !q.lower && !e.anyCase || e.qEnd != q.qEnd {
+	if e == nil || !q.lower && e.spelling.Load() != spellingAny || e.qEnd != q.qEnd {
 		return nil, 0, false
 	}
 	z, found := st.find(s.src, e.qname)
@@ -296,25 +307,46 @@ type answerFiller interface {
 }
 
 // remember caches sent, the answer m to r (read as q) from zone z, when
-// it can serve the same question again.
+// it can serve the same question again: from a lower-case request, as a
+// new entry; from another spelling, by finding out which spellings the
+// entry of the same answer serves.
 func (s *Server) remember(st *settings, w dns.ResponseWriter, q *quickQuery, r, m *dns.Msg, z servedZone, sent []byte) {
-	if !q.lower || z.snap == nil || m.Rcode != dns.RcodeSuccess && m.Rcode != dns.RcodeNameError ||
+	if z.snap == nil || m.Rcode != dns.RcodeSuccess && m.Rcode != dns.RcodeNameError ||
 		len(sent) < q.qEnd || binary.BigEndian.Uint16(sent) != r.Id {
+		return
+	}
+	if !q.lower {
+		if e := st.answers.get(q.key[:q.keyLen]); e != nil && e.spelling.Load() == spellingUnknown &&
+			e.qEnd == q.qEnd && e.snap.Value() == z.snap {
+			s.learnSpelling(st, w, r, e)
+		}
 		return
 	}
 	e := &answerEntry{msg: append([]byte(nil), sent...), rcode: m.Rcode, qEnd: q.qEnd,
 		qname: strings.ToLower(r.Question[0].Name), zone: z.name, snap: weak.Make(z.snap)}
-	// The same question upper-cased: when its answer differs from this
-	// one in the question alone, every name that echoes the question
-	// points at it, and no other name does.
+	st.answers.put(q.key[:q.keyLen], e)
+}
+
+// learnSpelling sets which spellings e, the cached answer to r's
+// question, serves: any when the answer to the question upper-cased
+// differs from it in the question alone (and in the header's ID, RD and
+// CD, which are the request's), lower case only otherwise. An upper-case
+// question matches none of the lower-case names of the answer, so the
+// same octets mean that no name in it points into the question but those
+// that echo it whole.
+func (s *Server) learnSpelling(st *settings, w dns.ResponseWriter, r *dns.Msg, e *answerEntry) {
 	r2 := *r
 	r2.Question = []dns.Question{r.Question[0]}
 	r2.Question[0].Name = strings.ToUpper(r.Question[0].Name)
-	if m2, z2 := s.answerIn(&r2, st); z2.snap == z.snap {
+	m2, z2 := s.answerIn(&r2, st)
+	spelling := uint32(spellingLower)
+	if z2.snap != nil && e.snap.Value() == z2.snap {
 		st.shape(m2, &r2, st.sizeLimit(w, &r2))
 		b, err := m2.Pack()
-		e.anyCase = err == nil && len(b) == len(sent) &&
-			bytes.Equal(b[:headerLen], sent[:headerLen]) && bytes.Equal(b[q.qEnd:], sent[q.qEnd:])
+		if err == nil && len(b) == len(e.msg) && b[2]&^0x01 == e.msg[2]&^0x01 && b[3]&^0x10 == e.msg[3]&^0x10 &&
+			bytes.Equal(b[4:headerLen], e.msg[4:headerLen]) && bytes.Equal(b[e.qEnd:], e.msg[e.qEnd:]) {
+			spelling = spellingAny
+		}
 	}
-	st.answers.put(q.key[:q.keyLen], e)
+	e.spelling.Store(spelling)
 }

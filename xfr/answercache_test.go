@@ -137,6 +137,13 @@ func TestAnswerCacheHit(t *testing.T) {
 				t.Fatal("hit before the answer was cached")
 			}
 			first := fullPath(s, fill, true)
+			// The first request spelled otherwise misses, and finds out
+			// which spellings the entry serves.
+			other := packQuery(t, 99, mixedCase(tc.qname), tc.qtype, tc.edns, tc.do, true, false)
+			if _, ok := fastPath(s, other); ok {
+				t.Fatal("hit before the entry's spellings were known")
+			}
+			fullPath(s, other, true)
 			for i, spelling := range []string{tc.qname, strings.ToUpper(tc.qname), mixedCase(tc.qname)} {
 				for _, flags := range [][2]bool{{true, false}, {false, true}} {
 					req := packQuery(t, uint16(100+i), spelling, tc.qtype, tc.edns, tc.do, flags[0], flags[1])
