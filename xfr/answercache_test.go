@@ -384,3 +384,41 @@ func TestUDPAnswerCache(t *testing.T) {
 		t.Fatalf("after the commit: %v", m)
 	}
 }
+
+// TestTCPAnswerCache: over TCP a repeated query is answered from the
+// cache with what the full path sent the first time, and counted.
+func TestTCPAnswerCache(t *testing.T) {
+	addr, s := serve(t, testConfig(t, ""), testStore(t, queryZones), Options{})
+	c, err := dns.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var first []byte
+	for id := uint16(1); id < 5; id++ {
+		q := new(dns.Msg).SetQuestion("web.example.test.", dns.TypeA)
+		q.Id = id
+		q.SetEdns0(1232, false)
+		if err := c.WriteMsg(q); err != nil {
+			t.Fatal(err)
+		}
+		b, err := c.ReadMsgHeader(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := uint16(b[0])<<8 | uint16(b[1]); got != id {
+			t.Fatalf("answer ID %d, want %d", got, id)
+		}
+		if first == nil {
+			first = append([]byte(nil), b[2:]...)
+		} else if !bytes.Equal(b[2:], first) {
+			t.Fatalf("answer %d: %x, first %x", id, b[2:], first)
+		}
+	}
+	if n := s.QueryCounts()["NOERROR"]; n != 4 {
+		t.Errorf("NOERROR counted %d times, want 4", n)
+	}
+	if e, _ := s.settings().answers.len(); e != 1 {
+		t.Errorf("%d entries cached, want 1", e)
+	}
+}

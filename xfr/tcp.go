@@ -270,11 +270,19 @@ func (c *tcpConn) readMsg(br *bufio.Reader, idle time.Duration) ([]byte, error) 
 
 // serve answers one query read from the connection.
 func (c *tcpConn) serve(msg []byte, idle time.Duration) {
+	w := &tcpWriter{c: c, st: c.s.settings()}
+	if w.st.parseQuick(msg, dns.MaxMsgSize, &w.q) {
+		if ans, rcode, ok := c.s.cached(w.st, &w.q, msg, nil); ok {
+			c.s.countQuery(rcode)
+			_, _ = c.write(ans, false)
+			return
+		}
+		w.quick = true
+	}
 	r, raw := request(msg)
 	if r == nil {
 		return
 	}
-	w := &tcpWriter{c: c}
 	w.tsig.verify(tsigProvider{c.s}, raw, r)
 	if o := r.IsEdns0(); o != nil {
 		for _, opt := range o.Option {
@@ -325,6 +333,12 @@ type tcpWriter struct {
 	// transfer).
 	keepalive uint16
 	locked    bool
+	// q is the request as the answer cache reads it, quick whether it
+	// could, st the settings it was read with; sent the answer written.
+	q     quickQuery
+	quick bool
+	st    *settings
+	sent  []byte
 }
 
 var _ dns.ResponseWriter = (*tcpWriter)(nil)
@@ -352,4 +366,16 @@ func (w *tcpWriter) WriteMsg(m *dns.Msg) error {
 	return err
 }
 
-func (w *tcpWriter) Write(b []byte) (int, error) { return w.c.write(b, w.locked) }
+func (w *tcpWriter) Write(b []byte) (int, error) {
+	w.sent = b
+	return w.c.write(b, w.locked)
+}
+
+// fill gives the answer cache the request and its answer, when the
+// cache could read the request with the settings st.
+func (w *tcpWriter) fill(st *settings) (*quickQuery, []byte) {
+	if !w.quick || w.st != st {
+		return nil, nil
+	}
+	return &w.q, w.sent
+}
