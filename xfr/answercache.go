@@ -62,12 +62,12 @@ const (
 
 // answerEntry is one cached answer. It never changes once stored.
 type answerEntry struct {
-	msg     []byte // the answer as sent, to the request that filled it
-	rcode   int
-	qEnd    int    // where the question ends in msg
-	qname   string // the question, lower-case, as the full path looks it up
-	zone    string
-	snap    weak.Pointer[store.Snapshot]
+	msg   []byte // the answer as sent, to the request that filled it
+	rcode int
+	qEnd  int    // where the question ends in msg
+	qname string // the question, lower-case, as the full path looks it up
+	zone  string
+	snap  weak.Pointer[store.Snapshot]
 	// spelling says whether it serves any spelling of the question or
 	// lower case only; unknown until a request spelled otherwise came.
 	spelling atomic.Uint32
