@@ -60,7 +60,8 @@ const (
 	answerShards       = 16
 )
 
-// answerEntry is one cached answer. It never changes once stored.
+// answerEntry is one cached answer. It never changes once stored but
+// for spelling, which is learnt once.
 type answerEntry struct {
 	msg   []byte // the answer as sent, to the request that filled it
 	rcode int

@@ -12,11 +12,14 @@ import (
 )
 
 // UDP is served by one reader goroutine per socket that does nothing but
-// read: each datagram goes, in a pooled buffer, to a bounded queue that
-// workers (GOMAXPROCS of them) answer from. A pause in answering — a
-// garbage collection, a lock, a burst of slow answers — fills the queue
-// and then the socket's receive buffer (dns.udp_receive_buffer, 4 MiB)
-// instead of making the kernel drop queries. What it drops all the same
+// read: each batch of datagrams read at once goes, in pooled buffers, to
+// a bounded queue that workers (GOMAXPROCS of them) answer from, a batch
+// each, sending its answers together (sendmmsg on Linux): a system call
+// costs more than answering a query from the answer cache. A pause in
+// answering — a garbage collection, a lock, a burst of slow answers —
+// fills the queue and then the socket's receive buffer
+// (dns.udp_receive_buffer, 4 MiB) instead of making the kernel drop
+// queries. What it drops all the same
 // (the buffer full) it reports with each datagram (SO_RXQ_OVFL on Linux),
 // counted in UDPDropped.
 
@@ -25,8 +28,9 @@ const (
 	// off and answered FORMERR. Answers are at most dns.udp_max_payload,
 	// which is at most 4096 too.
 	udpReadSize = 4096
-	// udpQueueLen is how many datagrams wait for a worker before the
-	// reader waits too, and the socket's receive buffer fills.
+	// udpQueueLen is how many datagrams at most wait for a worker, in
+	// batches of up to udpBatch, before the reader waits too and the
+	// socket's receive buffer fills.
 	udpQueueLen = 1024
 	oobSize     = 128
 )
@@ -98,7 +102,7 @@ func (s *Server) newUDP(pc net.PacketConn) (*udpServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &udpServer{s: s, conn: conn, ctl: ctl, queue: make(chan []*udpPacket, udpQueueLen/udpBatch*2)}, nil
+	return &udpServer{s: s, conn: conn, ctl: ctl, queue: make(chan []*udpPacket, udpQueueLen/udpBatch)}, nil
 }
 
 // defaultUDPBuffer is the socket buffer size when the configuration
