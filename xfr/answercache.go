@@ -339,7 +339,7 @@ func (s *Server) learnSpelling(st *settings, w dns.ResponseWriter, r *dns.Msg, e
 	r2 := *r
 	r2.Question = []dns.Question{r.Question[0]}
 	r2.Question[0].Name = strings.ToUpper(r.Question[0].Name)
-	m2, z2 := s.answerIn(&r2, st)
+	m2, z2 := s.answer(&r2, st)
 	spelling := uint32(spellingLower)
 	if z2.snap != nil && e.snap.Value() == z2.snap {
 		st.shape(m2, &r2, st.sizeLimit(w, &r2))

@@ -13,7 +13,7 @@ const maxChain = 8
 // serveQuery answers a normal (non-transfer) query from the snapshot of
 // the zone the name falls in.
 func (s *Server) serveQuery(w dns.ResponseWriter, r *dns.Msg, st *settings) {
-	m, z := s.answerIn(r, st)
+	m, z := s.answer(r, st)
 	s.countQuery(m.Rcode)
 	s.peers.refreshed(remoteAddr(w), m) // a secondary's SOA query (unpolled.go)
 	if s.rateLimited(w, r, m.Rcode) {
@@ -27,16 +27,9 @@ func (s *Server) serveQuery(w dns.ResponseWriter, r *dns.Msg, st *settings) {
 	}
 }
 
-// answer builds the reply to a query. It is apart from serveQuery so that
-// tests and benchmarks can call it without a socket.
-func (s *Server) answer(r *dns.Msg, st *settings) *dns.Msg {
-	m, _ := s.answerIn(r, st)
-	return m
-}
-
-// answerIn is answer, which also returns the zone the answer comes
-// from (its snapshot nil when none does).
-func (s *Server) answerIn(r *dns.Msg, st *settings) (*dns.Msg, servedZone) {
+// answer builds the reply to a query, and returns the zone it comes from
+// (its snapshot nil when none does), which the answer cache keeps.
+func (s *Server) answer(r *dns.Msg, st *settings) (*dns.Msg, servedZone) {
 	q := r.Question[0]
 	m := new(dns.Msg)
 	m.SetReply(r)
