@@ -65,6 +65,10 @@ type tcpConn struct {
 	wmu  sync.Mutex
 	slot chan struct{} // capacity tcpInFlight: a query in progress holds one
 	wg   sync.WaitGroup
+	// q and hit are the reading goroutine's room for answers from the
+	// answer cache.
+	q   quickQuery
+	hit []byte
 }
 
 // tcpServer serves the connections of every listener and keeps the
@@ -220,6 +224,9 @@ func (c *tcpConn) run() {
 		if err != nil {
 			return
 		}
+		if c.answerCached(msg) {
+			continue
+		}
 		c.slot <- struct{}{}
 		c.inFlight.Add(1)
 		c.last.Store(time.Now().UnixNano())
@@ -268,17 +275,28 @@ func (c *tcpConn) readMsg(br *bufio.Reader, idle time.Duration) ([]byte, error) 
 	return msg, nil
 }
 
+// answerCached answers msg from the answer cache, when it holds the
+// answer, on the reading goroutine: a hit costs less than starting a
+// goroutine, and its answer leaves in order. It reports whether it did.
+func (c *tcpConn) answerCached(msg []byte) bool {
+	st := c.s.settings()
+	if !st.parseQuick(msg, dns.MaxMsgSize, &c.q) {
+		return false
+	}
+	ans, rcode, ok := c.s.cached(st, &c.q, msg, c.hit)
+	if !ok {
+		return false
+	}
+	c.hit = ans[:0]
+	c.s.countQuery(rcode)
+	_, _ = c.write(ans, false) // a failed write closes the connection
+	return true
+}
+
 // serve answers one query read from the connection.
 func (c *tcpConn) serve(msg []byte, idle time.Duration) {
 	w := &tcpWriter{c: c, st: c.s.settings()}
-	if w.st.parseQuick(msg, dns.MaxMsgSize, &w.q) {
-		if ans, rcode, ok := c.s.cached(w.st, &w.q, msg, nil); ok {
-			c.s.countQuery(rcode)
-			_, _ = c.write(ans, false)
-			return
-		}
-		w.quick = true
-	}
+	w.quick = w.st.parseQuick(msg, dns.MaxMsgSize, &w.q)
 	r, raw := request(msg)
 	if r == nil {
 		return
