@@ -66,7 +66,7 @@ type answerEntry struct {
 	msg   []byte // the answer as sent, to the request that filled it
 	rcode int
 	qEnd  int    // where the question ends in msg
-	qname string // the question, lower-case, as the full path looks it up
+	qname string // the question, absolute and lower-case, as the full path looks it up
 	zone  string
 	snap  weak.Pointer[store.Snapshot]
 	// spelling says whether it serves any spelling of the question or
@@ -275,7 +275,7 @@ func (s *Server) cached(st *settings, q *quickQuery, msg, out []byte) (ans []byt
 	if e == nil || !q.lower && e.spelling.Load() != spellingAny || e.qEnd != q.qEnd {
 		return nil, 0, false
 	}
-	z, found := st.find(s.src, e.qname)
+	z, found := st.findLower(s.src, e.qname)
 	if !found || z.name != e.zone || z.snap == nil || e.snap.Value() != z.snap {
 		return nil, 0, false // a new serial, or another zone now holds the name
 	}

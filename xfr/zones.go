@@ -120,7 +120,12 @@ func (st *settings) zoneConf(name string, kind zoneKind, access schema.ZoneAcces
 // of its ancestors, matched by whole labels. ok is false outside every
 // zone.
 func (st *settings) find(src Source, qname string) (z servedZone, ok bool) {
-	qname = strings.ToLower(dns.Fqdn(qname))
+	return st.findLower(src, strings.ToLower(dns.Fqdn(qname)))
+}
+
+// findLower is find for a name already absolute and lower-case, as the
+// answer cache keeps them: it saves a pass over the name per query.
+func (st *settings) findLower(src Source, qname string) (z servedZone, ok bool) {
 	for off, end := 0, false; !end; off, end = dns.NextLabel(qname, off) {
 		name := qname[off:]
 		if zc := st.forward[name]; zc != nil {
