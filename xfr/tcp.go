@@ -23,6 +23,8 @@ import (
 //   - queries pipelined on a connection are answered concurrently, up
 //     to tcpInFlight at once, each as soon as it is ready, so answers
 //     may leave in another order than the queries came (§6.2.1.1, §7);
+//     one the answer cache holds is answered by the reading goroutine
+//     before it reads on;
 //   - no limit on the queries of a connection unless
 //     dns.tcp_max_queries sets one, and then every query read before
 //     the limit is answered before the connection closes;
