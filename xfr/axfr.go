@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/cnsd/cnsd/store"
 )
 
 // errRefused is a transfer this server will not give; the reason is
@@ -82,12 +84,7 @@ func (s *Server) sendFull(x *stream, st *settings, z servedZone) error {
 		}
 	}
 	for rec := range z.snap.All() {
-		rr, err := toRR(rec, st.ttl(rec))
-		if err != nil {
-			s.log.Warn("skipping a record that cannot be served", "zone", z.name, "err", err)
-			continue
-		}
-		if err := x.add(rr); err != nil {
+		if err := s.addStored(x, st, z, rec); err != nil {
 			return err
 		}
 	}
@@ -95,6 +92,17 @@ func (s *Server) sendFull(x *stream, st *settings, z servedZone) error {
 		return err
 	}
 	return x.flush()
+}
+
+// addStored queues one stored record; one that cannot be served is
+// skipped with a log line.
+func (s *Server) addStored(x *stream, st *settings, z servedZone, rec store.Record) error {
+	err := x.addRecord(rec, st.ttl(rec))
+	if errors.Is(err, errBadRecord) {
+		s.log.Warn("skipping a record that cannot be served", "zone", z.name, "err", err)
+		return nil
+	}
+	return err
 }
 
 func isTCP(w dns.ResponseWriter) bool {

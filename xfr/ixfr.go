@@ -77,23 +77,19 @@ func clientSerial(r *dns.Msg) (store.Serial, bool) {
 // what was removed, the new SOA, what was added, and the new SOA again.
 func (s *Server) sendDiff(x *stream, st *settings, z servedZone, d store.Diff) error {
 	soa := st.soa(z, uint32(d.To))
-	seq := []dns.RR{soa, st.soa(z, uint32(d.From))}
-	for _, part := range []struct {
-		recs []store.Record
-		tail dns.RR
-	}{{d.Removed, soa}, {d.Added, soa}} {
-		for _, rec := range part.recs {
-			rr, err := toRR(rec, st.ttl(rec))
-			if err != nil {
-				s.log.Warn("skipping a record that cannot be served", "zone", z.name, "err", err)
-				continue
-			}
-			seq = append(seq, rr)
-		}
-		seq = append(seq, part.tail)
+	if err := x.add(soa); err != nil {
+		return err
 	}
-	for _, rr := range seq {
-		if err := x.add(rr); err != nil {
+	if err := x.add(st.soa(z, uint32(d.From))); err != nil {
+		return err
+	}
+	for _, recs := range [][]store.Record{d.Removed, d.Added} {
+		for _, rec := range recs {
+			if err := s.addStored(x, st, z, rec); err != nil {
+				return err
+			}
+		}
+		if err := x.add(soa); err != nil {
 			return err
 		}
 	}

@@ -62,7 +62,7 @@ func toRR(r store.Record, ttl uint32) (dns.RR, error) {
 }
 
 func badRecord(r store.Record, why string) error {
-	return fmt.Errorf("record %s %s %q of %s: %s", r.Name, dns.Type(r.Type), r.Data, r.Source, why)
+	return fmt.Errorf("%w %s %s %q of %s: %s", errBadRecord, r.Name, dns.Type(r.Type), r.Data, r.Source, why)
 }
 
 // srvRR parses "priority weight port target".
