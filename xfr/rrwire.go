@@ -137,16 +137,13 @@ func (nw *nameWriter) split(s string) bool {
 	if len(s) == 0 || s[len(s)-1] != '.' || len(s)+1 > 255 {
 		return false
 	}
-	begin := 0
-	for i := 0; i < len(s); i++ {
-		if s[i] != '.' {
-			continue
-		}
-		if n := i - begin; n == 0 || n > 63 {
+	for begin := 0; begin < len(s); {
+		n := strings.IndexByte(s[begin:], '.') // found: s ends with one
+		if n == 0 || n > 63 {
 			return false
 		}
 		nw.starts = append(nw.starts, begin)
-		begin = i + 1
+		begin += n + 1
 	}
 	return true
 }
@@ -156,6 +153,11 @@ func (nw *nameWriter) split(s string) bool {
 // owner says which pending reference the name becomes. Names with
 // escapes go through miekg/dns, uncompressed.
 func (nw *nameWriter) name(b []byte, s string, compress, owner bool) ([]byte, bool) {
+	if owner && s == nw.owner.name && len(nw.owner.offs) > 0 && nw.owner.offs[0] != 0 {
+		// The previous record's owner, as for every record of an RRset
+		// and every RRset of a name after the first.
+		return binary.BigEndian.AppendUint16(b, 0xc000|nw.owner.offs[0]), true
+	}
 	if strings.IndexByte(s, '\\') >= 0 {
 		return nw.escapedName(b, s)
 	}
@@ -245,6 +247,10 @@ func (nw *nameWriter) appendRecord(b []byte, r store.Record, ttl uint32) ([]byte
 	var why string
 	switch uint16(r.Type) {
 	case dns.TypeA:
+		if v, fast := parseIPv4(r.Data); fast {
+			b = append(b, v[:]...)
+			break
+		}
 		a, err := netip.ParseAddr(r.Data)
 		if ok = err == nil && a.Zone() == "" && (a.Is4() || a.Is4In6()); ok {
 			v := a.Unmap().As4()
@@ -308,6 +314,17 @@ func (nw *nameWriter) appendOther(b []byte, r store.Record, ttl uint32) ([]byte,
 // srv appends the RDATA of "priority weight port target"; why says what
 // is wrong, "" when nothing.
 func (nw *nameWriter) srv(b []byte, data string) ([]byte, string) {
+	if p, w, port, target, fast := splitSRV(data); fast {
+		b = binary.BigEndian.AppendUint16(b, p)
+		b = binary.BigEndian.AppendUint16(b, w)
+		b = binary.BigEndian.AppendUint16(b, port)
+		b, ok := nw.name(b, target, false, false)
+		if !ok {
+			return b, "target is not an absolute domain name"
+		}
+		nw.hasTarget = false
+		return b, ""
+	}
 	var f [4]string
 	n := 0
 	for field := range strings.FieldsSeq(data) {
@@ -357,6 +374,12 @@ func parseUint16(s string) (uint16, bool) {
 // appendTXT appends the character-strings of TXT presentation data, as
 // parseTXT splits them and miekg/dns unescapes them (\DDD and \X).
 func appendTXT(b []byte, s string) ([]byte, string) {
+	if n := len(s) - 2; n >= 0 && n <= 255 && s[0] == '"' && strings.IndexByte(s[1:], '"') == n &&
+		strings.IndexByte(s, '\\') < 0 {
+		// One string without escapes, as zonegen writes them.
+		b = append(b, byte(n))
+		return append(b, s[1:n+1]...), ""
+	}
 	mark, count := len(b), 0
 	for i := 0; i < len(s); {
 		if s[i] == ' ' {
@@ -421,3 +444,51 @@ func appendCharString(b []byte, s string) ([]byte, bool) {
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// parseIPv4 parses a dotted quad without leading zeros, the form zonegen
+// writes; fast is false for anything else, which netip then judges.
+func parseIPv4(s string) (v [4]byte, fast bool) {
+	i := 0
+	for k := range v {
+		if k > 0 {
+			if i >= len(s) || s[i] != '.' {
+				return v, false
+			}
+			i++
+		}
+		start, n := i, 0
+		for ; i < len(s) && i-start < 3 && isDigit(s[i]); i++ {
+			n = n*10 + int(s[i]-'0')
+		}
+		if i == start || n > 255 || (s[start] == '0' && i-start > 1) {
+			return v, false
+		}
+		v[k] = byte(n)
+	}
+	return v, i == len(s)
+}
+
+// splitSRV splits "priority weight port target" separated by single
+// spaces, numbers in plain digits; fast is false for anything else,
+// which the general path then judges.
+func splitSRV(s string) (p, w, port uint16, target string, fast bool) {
+	var v [3]uint16
+	for k := range v {
+		sp := strings.IndexByte(s, ' ')
+		if sp <= 0 {
+			return 0, 0, 0, "", false
+		}
+		n, ok := parseUint16(s[:sp])
+		if !ok {
+			return 0, 0, 0, "", false
+		}
+		v[k], s = n, s[sp+1:]
+	}
+	if s == "" || strings.IndexFunc(s, isSpaceOrHigh) >= 0 {
+		return 0, 0, 0, "", false
+	}
+	return v[0], v[1], v[2], s, true
+}
+
+// isSpaceOrHigh reports the characters strings.Fields may split at.
+func isSpaceOrHigh(r rune) bool { return r <= ' ' || r >= 0x7f }
