@@ -12,20 +12,26 @@ import (
 type result struct {
 	wall time.Duration
 	cpu  time.Duration // the server's user+system CPU time
+	// memPerRecord is the server's PSS over the records it serves
+	// (AXFR only).
+	memPerRecord float64
 }
 
-// BenchmarkAXFR transfers the whole zone from cnsd and from Knot: wall
-// time per AXFR with a miekg/dns client that parses every record, the
-// messages and octets on the wire, and the server's CPU time.
+// BenchmarkAXFR transfers the whole zone from cnsd, from Knot and from
+// NSD (when installed): wall time per AXFR with a miekg/dns client that
+// parses every record, the messages and octets on the wire, the server's
+// CPU time, and its memory (PSS) per record served, read after the
+// transfers.
 func BenchmarkAXFR(b *testing.B) {
 	for _, n := range sizes(b) {
 		b.Run(fmt.Sprintf("records=%d", n), func(b *testing.B) {
 			p := setup(b, n)
-			var res [2]result
-			for i, s := range p.servers() {
+			servers := p.references(b)
+			res := make([]result, len(servers))
+			for i, s := range servers {
 				b.Run("server="+s.Name, func(b *testing.B) { res[i] = benchAXFR(b, s) })
 			}
-			logRatio(b, "AXFR", res)
+			logRatios(b, "AXFR", servers, res)
 		})
 	}
 }
@@ -40,12 +46,34 @@ func benchAXFR(b *testing.B, s *Server) result {
 		}
 	}
 	cpu := serverCPU(b, s) - cpu0
+	mem, err := s.Memory()
+	if err != nil {
+		b.Fatalf("%s: %v", s.Name, err)
+	}
 	ops := time.Duration(b.N)
 	b.ReportMetric(float64(t.Messages), "msgs/op")
 	b.ReportMetric(float64(t.Bytes), "wire-bytes/op")
 	b.ReportMetric(float64(t.Records), "records/op")
 	b.ReportMetric(float64(cpu/ops)/1e6, "server-cpu-ms/op")
-	return result{wall: b.Elapsed() / ops, cpu: cpu / ops}
+	b.ReportMetric(float64(mem)/float64(t.Records), "pss-bytes/record")
+	return result{wall: b.Elapsed() / ops, cpu: cpu / ops, memPerRecord: float64(mem) / float64(t.Records)}
+}
+
+// logRatios logs cnsd's figures (the first server) over each reference
+// server's, measured in the same run.
+func logRatios(b *testing.B, what string, servers []*Server, res []result) {
+	c := res[0]
+	for i, s := range servers[1:] {
+		r := res[i+1]
+		if r.wall == 0 || r.cpu == 0 || r.memPerRecord == 0 {
+			b.Logf("%s: cnsd %v wall, %v server CPU per op; %s %v, %v: no ratio (too few operations for the 10 ms CPU clock?)",
+				what, c.wall, c.cpu, s.Name, r.wall, r.cpu)
+			continue
+		}
+		b.Logf("%s per op: cnsd %v wall, %v server CPU, %.0f B/record; %s %v wall, %v server CPU, %.0f B/record; cnsd/%s: wall %.2f, server CPU %.2f, memory per record %.2f",
+			what, c.wall, c.cpu, c.memPerRecord, s.Name, r.wall, r.cpu, r.memPerRecord, s.Name,
+			float64(c.wall)/float64(r.wall), float64(c.cpu)/float64(r.cpu), c.memPerRecord/r.memPerRecord)
+	}
 }
 
 // BenchmarkQuery sends UDP queries (a mix of A, TXT, SRV and NXDOMAIN,

@@ -39,16 +39,34 @@ type Transfer struct {
 // counts the messages, octets and records received. each, when not
 // nil, sees every record.
 func AXFR(addr string, each func(dns.RR)) (Transfer, error) {
+	t, err := transfer(addr, new(dns.Msg).SetAxfr(Zone), each)
+	if err != nil {
+		return t, fmt.Errorf("axfr: %w", err)
+	}
+	return t, nil
+}
+
+// IXFR asks addr over TCP for the changes to Zone since serial, with a
+// miekg/dns client, and counts as AXFR does.
+func IXFR(addr string, serial uint32, each func(dns.RR)) (Transfer, error) {
+	t, err := transfer(addr, new(dns.Msg).SetIxfr(Zone, serial, ".", "."), each)
+	if err != nil {
+		return t, fmt.Errorf("ixfr: %w", err)
+	}
+	return t, nil
+}
+
+func transfer(addr string, req *dns.Msg, each func(dns.RR)) (Transfer, error) {
 	nc, err := net.DialTimeout("tcp", addr, 5*time.Second)
 	if err != nil {
-		return Transfer{}, fmt.Errorf("axfr: %w", err)
+		return Transfer{}, err
 	}
 	cc := &countingConn{Conn: nc}
 	tr := &dns.Transfer{Conn: &dns.Conn{Conn: cc}, ReadTimeout: 30 * time.Second}
 	defer tr.Close()
-	ch, err := tr.In(new(dns.Msg).SetAxfr(Zone), addr)
+	ch, err := tr.In(req, addr)
 	if err != nil {
-		return Transfer{}, fmt.Errorf("axfr: %w", err)
+		return Transfer{}, err
 	}
 	var t Transfer
 	for env := range ch {
@@ -65,10 +83,7 @@ func AXFR(addr string, each func(dns.RR)) (Transfer, error) {
 		}
 	}
 	t.Bytes = cc.read.Load()
-	if err != nil {
-		return t, fmt.Errorf("axfr: %w", err)
-	}
-	return t, nil
+	return t, err
 }
 
 type countingConn struct {

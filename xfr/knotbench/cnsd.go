@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -68,10 +69,13 @@ func StartCnsd(n int) (*Server, error) {
 	cmd.ExtraFiles = files // fds 3 (UDP) and 4 (TCP)
 	cmd.Stderr = os.Stderr
 	// The child serves until its stdin closes: when Stop ends it, or
-	// when this process dies without cleaning up.
-	if _, err := cmd.StdinPipe(); err != nil {
+	// when this process dies without cleaning up. Until then stdin
+	// carries its commands (Change).
+	in, err := cmd.StdinPipe()
+	if err != nil {
 		return nil, fmt.Errorf("start cnsd: %w", err)
 	}
+	s.ctl = in
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("start cnsd: %w", err)
@@ -79,11 +83,18 @@ func StartCnsd(n int) (*Server, error) {
 	if err := s.start(cmd); err != nil {
 		return nil, err
 	}
-	if err := waitLine(out, "ready", 10*time.Minute); err != nil {
+	s.lines = make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			s.lines <- sc.Text()
+		}
+		close(s.lines)
+	}()
+	if err := waitLine(s.lines, "ready", 10*time.Minute); err != nil {
 		s.Stop()
 		return nil, fmt.Errorf("start cnsd: %w", err)
 	}
-	go func() { _, _ = io.Copy(io.Discard, out) }()
 	return s, nil
 }
 
@@ -113,24 +124,21 @@ func bindLoopback(s *Server) ([]*os.File, error) {
 	return []*os.File{udp, tcp}, nil
 }
 
-// waitLine reads r until a line equal to want.
-func waitLine(r io.Reader, want string, timeout time.Duration) error {
-	found := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			if sc.Text() == want {
-				found <- nil
-				return
+// waitLine reads lines until one equal to want.
+func waitLine(lines <-chan string, want string, timeout time.Duration) error {
+	deadline := time.After(timeout)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				return fmt.Errorf("child exited before %q", want)
 			}
+			if line == want {
+				return nil
+			}
+		case <-deadline:
+			return fmt.Errorf("no %q within %v", want, timeout)
 		}
-		found <- fmt.Errorf("child exited before %q (%v)", want, sc.Err())
-	}()
-	select {
-	case err := <-found:
-		return err
-	case <-time.After(timeout):
-		return fmt.Errorf("no %q within %v", want, timeout)
 	}
 }
 
@@ -156,8 +164,9 @@ func serveChild(records string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	ctx, cancel := context.WithCancel(ctx)
+	var served atomic.Pointer[store.Store]
 	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
+		commands(ctx, os.Stdin, &served)
 		cancel()
 	}()
 	pc, l, err := childSockets()
@@ -172,6 +181,7 @@ func serveChild(records string) error {
 	if err != nil {
 		return err
 	}
+	served.Store(src)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv := xfr.New(cfg, src, xfr.Options{PacketConns: []net.PacketConn{pc}, Listeners: []net.Listener{l}}, log)
 	if path := os.Getenv(ProfileEnv); path != "" {
@@ -186,6 +196,28 @@ func serveChild(records string) error {
 		return err
 	}
 	return nil
+}
+
+// commands runs the parent's commands, a line each on r, until r ends:
+// "change <first> <k>" commits k serials, the i-th adding
+// ChangeRecord(first+i), and answers "changed". The parent sends them
+// only after "ready", when src holds the zone.
+func commands(ctx context.Context, r io.Reader, src *atomic.Pointer[store.Store]) {
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		var first, k int
+		if _, err := fmt.Sscanf(sc.Text(), "change %d %d", &first, &k); err != nil || src.Load() == nil {
+			fmt.Fprintln(os.Stderr, "knotbench cnsd child: bad command", sc.Text())
+			continue
+		}
+		for i := first; i < first+k; i++ {
+			recs := map[string][]store.Record{Zone: {ChangeRecord(i)}}
+			if _, err := src.Load().CommitSource(ctx, fmt.Sprint("change", i), recs); err != nil {
+				fmt.Fprintln(os.Stderr, "knotbench cnsd child: commit:", err)
+			}
+		}
+		fmt.Println("changed")
+	}
 }
 
 // childSockets are the sockets StartCnsd passed as fds 3 and 4.

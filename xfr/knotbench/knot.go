@@ -54,12 +54,16 @@ func KnotdVersion(bin string) string {
 
 // knotConf serves Zone from zonefile on 127.0.0.1@port with Knot's
 // default worker counts (one UDP and one TCP worker per CPU), transfers
-// allowed from loopback, and nothing written back: no journal, no zone
-// file flush.
+// allowed from loopback, a control socket in dir for knotc (Change),
+// and the journal keeping changes only, which IXFR serves; the zone file
+// is never written back.
 func knotConf(dir, zonefile string, port int) string {
 	return fmt.Sprintf(`server:
     rundir: %q
     listen: 127.0.0.1@%d
+
+control:
+    listen: %q
 
 log:
   - target: stderr
@@ -79,8 +83,8 @@ zone:
     acl: loopback
     zonefile-sync: -1
     zonefile-load: whole
-    journal-content: none
-`, dir, port, filepath.Join(dir, "db"), Zone, zonefile)
+    journal-content: changes
+`, dir, port, filepath.Join(dir, "knot.sock"), filepath.Join(dir, "db"), Zone, zonefile)
 }
 
 // StartKnot starts knotd serving Zone from zonefile, with its
@@ -88,9 +92,18 @@ zone:
 // the zone's SOA (loading a zone of 1M records takes a while). A port
 // taken between choosing and binding it makes it retry with another.
 func StartKnot(bin, dir, zonefile string) (*Server, error) {
-	return startServer(serverRun{name: "knot", log: "knotd.log", conf: "knot.conf",
+	// Knot does not make its storage directory, where the journal goes.
+	if err := os.MkdirAll(filepath.Join(dir, "db"), 0o755); err != nil {
+		return nil, fmt.Errorf("start knot: %w", err)
+	}
+	s, err := startServer(serverRun{name: "knot", log: "knotd.log", conf: "knot.conf",
 		text: func(port int) string { return knotConf(dir, zonefile, port) },
 		args: func(conf string) []string { return []string{"-c", conf} }}, bin, dir)
+	if err != nil {
+		return nil, err
+	}
+	s.knotc = []string{filepath.Join(filepath.Dir(bin), "knotc"), "-s", filepath.Join(dir, "knot.sock")}
+	return s, nil
 }
 
 // serverRun is how one kind of reference server is configured and run.

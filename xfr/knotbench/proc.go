@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -26,7 +27,13 @@ type Server struct {
 
 	cmd  *exec.Cmd
 	done chan struct{}
-	err  error // of Wait, once done is closed
+	// ctl and lines are a cnsd child's stdin and the lines of its
+	// stdout (StartCnsd).
+	ctl   io.Writer
+	lines chan string
+	// knotc is the command line that controls a knotd (StartKnot).
+	knotc []string
+	err   error // of Wait, once done is closed
 }
 
 // start runs cmd (see procAttr) and notes when it exits.
@@ -99,6 +106,42 @@ func descendants(pid int) []int {
 		queue = append(queue, children[queue[0]]...)
 	}
 	return out
+}
+
+// Memory returns the proportional set size (PSS) of the server's process
+// and of the processes it started: the memory the server takes, pages
+// shared between processes (NSD's forked servers share the zone with
+// their parent) split among them rather than counted in each.
+func (s *Server) Memory() (int64, error) {
+	total, err := processPSS(s.cmd.Process.Pid)
+	if err != nil {
+		return 0, err
+	}
+	for _, pid := range descendants(s.cmd.Process.Pid) {
+		if v, err := processPSS(pid); err == nil { // it may have exited since
+			total += v
+		}
+	}
+	return total, nil
+}
+
+// processPSS reads a process's PSS, in bytes, from
+// /proc/<pid>/smaps_rollup.
+func processPSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, fmt.Errorf("process memory: %w", err)
+	}
+	for line := range bytes.Lines(b) {
+		if f := bytes.Fields(line); len(f) == 3 && string(f[0]) == "Pss:" && string(f[2]) == "kB" {
+			kb, err := strconv.ParseInt(string(f[1]), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("process memory: %w", err)
+			}
+			return kb << 10, nil
+		}
+	}
+	return 0, errors.New("process memory: no Pss in smaps_rollup")
 }
 
 // processCPU reads utime+stime of a process from /proc/<pid>/stat.

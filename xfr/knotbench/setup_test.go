@@ -46,6 +46,9 @@ type pair struct {
 	cnsd    *Server
 	knot    *Server
 	nsd     *Server // started by withNSD, for the dnsperf benchmark
+	// ixfrFrom is the serial of cnsd and of Knot before the changes
+	// of the IXFR benchmark, once made (changed).
+	ixfrFrom *[2]uint32
 }
 
 func (p *pair) servers() []*Server { return []*Server{p.cnsd, p.knot} }
@@ -70,6 +73,18 @@ func (p *pair) withNSD(tb testing.TB) []*Server {
 		tb.Logf("%s on %s", NSDVersion(bin), p.nsd.UDP)
 	}
 	return []*Server{p.cnsd, p.knot, p.nsd}
+}
+
+// references returns cnsd and the reference servers: Knot, and NSD
+// (started the first time) when it is installed; without it the
+// comparison is with Knot alone.
+func (p *pair) references(tb testing.TB) []*Server {
+	tb.Helper()
+	if _, err := FindNSD(); err != nil {
+		tb.Logf("knotbench: %v; comparing with Knot only", err)
+		return p.servers()
+	}
+	return p.withNSD(tb)
 }
 
 func (p *pair) stop() {
