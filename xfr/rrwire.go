@@ -484,11 +484,13 @@ func splitSRV(s string) (p, w, port uint16, target string, fast bool) {
 		}
 		v[k], s = n, s[sp+1:]
 	}
-	if s == "" || strings.IndexFunc(s, isSpaceOrHigh) >= 0 {
+	if s == "" {
 		return 0, 0, 0, "", false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f { // where strings.Fields may split
+			return 0, 0, 0, "", false
+		}
 	}
 	return v[0], v[1], v[2], s, true
 }
-
-// isSpaceOrHigh reports the characters strings.Fields may split at.
-func isSpaceOrHigh(r rune) bool { return r <= ' ' || r >= 0x7f }
