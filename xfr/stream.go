@@ -2,7 +2,9 @@ package xfr
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
+	"hash"
 	"time"
 
 	"github.com/miekg/dns"
@@ -28,6 +30,11 @@ type stream struct {
 	w    dns.ResponseWriter
 	req  *dns.Msg
 	tsig *dns.TSIG // the request's, when it verified
+	// mac, when tsig is set, is the HMAC that signs and prevMAC the MAC
+	// the next message's covers: the request's, then each message's in
+	// turn (RFC 8945 §5.3.1).
+	mac     hash.Hash
+	prevMAC []byte
 	// opt is the OPT record of the first message when the request had
 	// one; udpSize its size, do its DO bit.
 	opt     bool
@@ -54,7 +61,13 @@ func newStream(w dns.ResponseWriter, req *dns.Msg, st *settings) *stream {
 		x.opt, x.udpSize, x.do = true, uint16(st.udpMaxPayload()), o.Do()
 	}
 	if t := req.IsTsig(); t != nil && w.TsigStatus() == nil {
-		x.tsig = t
+		// The writer verified it with these keys; a key removed since
+		// leaves the transfer unsigned, and the client will refuse it.
+		mac, err := tsigHMAC(st.cfg.TSIGKeys, t)
+		prev, herr := hex.DecodeString(t.MAC)
+		if err == nil && herr == nil {
+			x.tsig, x.mac, x.prevMAC = t, mac, prev
+		}
 	}
 	x.buf = make([]byte, headerLen, targetMsgSize+4096)
 	binary.BigEndian.PutUint16(x.buf[0:], req.Id)
@@ -177,13 +190,11 @@ func (x *stream) flush() error {
 		x.buf = append(x.buf, 0, 0)
 		binary.BigEndian.PutUint16(x.buf[10:], 1)
 	}
-	var err error
 	if x.tsig != nil {
-		err = x.writeSigned()
-	} else {
-		x.bytes += len(x.buf)
-		_, err = x.w.Write(x.buf)
+		x.sign()
 	}
+	x.bytes += len(x.buf)
+	_, err := x.w.Write(x.buf)
 	x.msgs++
 	if err == nil {
 		x.sent += x.count
@@ -193,22 +204,60 @@ func (x *stream) flush() error {
 	return err
 }
 
-// writeSigned sends the message through the writer's TSIG signing, which
-// chains each message's MAC to the one before (RFC 8945 §5.3.1). It
-// parses the assembled message back into a dns.Msg for that: signed
-// transfers are rare next to unsigned ones, and the writer keeps the
-// chain's state.
-func (x *stream) writeSigned() error {
-	m := new(dns.Msg)
-	if err := m.Unpack(x.buf); err != nil {
-		return err
+// sign appends a TSIG record to the message (RFC 8945 §4.3): its MAC
+// covers the previous MAC, the message, and the TSIG variables — all of
+// them in the first message, only the timers in the later ones
+// (§5.3.1), which each carry a signature here. The request's key name and
+// algorithm are repeated as the request wrote them; the MAC covers their
+// canonical form.
+func (x *stream) sign() {
+	t, now := x.tsig, uint64(time.Now().Unix())
+	fudge := t.Fudge
+	if fudge == 0 {
+		fudge = 300 // RFC 8945 §10, as miekg/dns signs
 	}
-	m.Compress = true
-	m.SetTsig(x.tsig.Hdr.Name, x.tsig.Algorithm, x.tsig.Fudge, time.Now().Unix())
-	x.bytes += m.Len()
-	err := x.w.WriteMsg(m)
-	// RFC 8945 §5.3.1: later messages sign only the timers after the
-	// previous MAC, which the writer chains.
-	x.w.TsigTimersOnly(true)
-	return err
+	x.mac.Reset()
+	var n [2]byte
+	binary.BigEndian.PutUint16(n[:], uint16(len(x.prevMAC)))
+	x.mac.Write(n[:])
+	x.mac.Write(x.prevMAC)
+	x.mac.Write(x.buf)
+	v := x.scratch[:0]
+	if x.msgs == 0 {
+		v, _ = x.names.escapedName(v, dns.CanonicalName(t.Hdr.Name))
+		v = binary.BigEndian.AppendUint16(v, dns.ClassANY)
+		v = binary.BigEndian.AppendUint32(v, 0) // TTL
+		v, _ = x.names.escapedName(v, dns.CanonicalName(t.Algorithm))
+	}
+	v = appendTimers(v, now, fudge)
+	if x.msgs == 0 {
+		v = append(v, 0, 0, 0, 0) // error, other length
+	}
+	x.mac.Write(v)
+	x.prevMAC = x.mac.Sum(x.prevMAC[:0])
+	x.scratch = v
+
+	b := x.buf
+	b, _ = x.names.escapedName(b, t.Hdr.Name)
+	b = binary.BigEndian.AppendUint16(b, dns.TypeTSIG)
+	b = binary.BigEndian.AppendUint16(b, dns.ClassANY)
+	b = binary.BigEndian.AppendUint32(b, 0)
+	b = append(b, 0, 0) // RDLENGTH, set below
+	rdata := len(b)
+	b, _ = x.names.escapedName(b, t.Algorithm)
+	b = appendTimers(b, now, fudge)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(x.prevMAC)))
+	b = append(b, x.prevMAC...)
+	b = binary.BigEndian.AppendUint16(b, x.req.Id) // original ID
+	b = append(b, 0, 0, 0, 0)                      // error, other length
+	binary.BigEndian.PutUint16(b[rdata-2:], uint16(len(b)-rdata))
+	binary.BigEndian.PutUint16(b[10:], binary.BigEndian.Uint16(b[10:])+1)
+	x.buf = b
+}
+
+// appendTimers appends TSIG's time signed (48 bits) and fudge.
+func appendTimers(b []byte, now uint64, fudge uint16) []byte {
+	b = binary.BigEndian.AppendUint16(b, uint16(now>>32))
+	b = binary.BigEndian.AppendUint32(b, uint32(now))
+	return binary.BigEndian.AppendUint16(b, fudge)
 }

@@ -41,6 +41,17 @@ func (p tsigProvider) Verify(msg []byte, t *dns.TSIG) error {
 // tsigMAC computes the MAC of msg with the key t names, provided the
 // message's algorithm is the key's.
 func tsigMAC(keys map[string]schema.TSIGKey, msg []byte, t *dns.TSIG) ([]byte, error) {
+	h, err := tsigHMAC(keys, t)
+	if err != nil {
+		return nil, err
+	}
+	h.Write(msg)
+	return h.Sum(nil), nil
+}
+
+// tsigHMAC returns the HMAC of the key t names, provided the message's
+// algorithm is the key's.
+func tsigHMAC(keys map[string]schema.TSIGKey, t *dns.TSIG) (hash.Hash, error) {
 	key, ok := keys[keyName(t.Hdr.Name)]
 	if !ok {
 		return nil, dns.ErrSecret
@@ -53,9 +64,7 @@ func tsigMAC(keys map[string]schema.TSIGKey, msg []byte, t *dns.TSIG) ([]byte, e
 	if err != nil {
 		return nil, dns.ErrSecret
 	}
-	h := hmac.New(newHash, secret)
-	h.Write(msg)
-	return h.Sum(nil), nil
+	return hmac.New(newHash, secret), nil
 }
 
 // tsigHashes are the HMAC algorithms of RFC 8945 §6, by configured name.
