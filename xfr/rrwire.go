@@ -283,6 +283,35 @@ func (nw *nameWriter) appendRecord(b []byte, r store.Record, ttl uint32) ([]byte
 	return b, nil
 }
 
+// appendSOA appends soa with its names compressed (RFC 1035 §4.1.4
+// allows it in SOA RDATA); ok is false for a name that cannot be
+// written so, which the caller then packs with miekg/dns.
+func (nw *nameWriter) appendSOA(b []byte, soa *dns.SOA) ([]byte, bool) {
+	mark := len(b)
+	nw.hasOwner, nw.hasTarget = false, false
+	b, ok := nw.name(b, soa.Hdr.Name, true, true)
+	if !ok {
+		return b[:mark], false
+	}
+	b = binary.BigEndian.AppendUint16(b, dns.TypeSOA)
+	b = binary.BigEndian.AppendUint16(b, soa.Hdr.Class)
+	b = binary.BigEndian.AppendUint32(b, soa.Hdr.Ttl)
+	b = append(b, 0, 0)
+	rdata := len(b)
+	for _, n := range []string{soa.Ns, soa.Mbox} {
+		if b, ok = nw.name(b, n, true, false); !ok {
+			nw.hasOwner, nw.hasTarget = false, false
+			return b[:mark], false
+		}
+	}
+	for _, v := range []uint32{soa.Serial, soa.Refresh, soa.Retry, soa.Expire, soa.Minttl} {
+		b = binary.BigEndian.AppendUint32(b, v)
+	}
+	binary.BigEndian.PutUint16(b[rdata-2:], uint16(len(b)-rdata))
+	nw.commit()
+	return b, true
+}
+
 // appendOther converts a record of a type zonegen does not emit through
 // miekg/dns's zone-file parser, as toRR does, and packs it in full.
 func (nw *nameWriter) appendOther(b []byte, r store.Record, ttl uint32) ([]byte, error) {

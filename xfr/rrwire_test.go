@@ -176,3 +176,44 @@ func viaMiekg(r store.Record) (string, bool) {
 // setType sets a record's type, whose named type is zonegen's, which xfr
 // may not import.
 func setType[T ~uint16](p *T, v uint16) { *p = T(v) }
+
+// TestAppendSOA: the SOA written with compressed names decodes to the
+// record given, after records that share its names and before one that
+// points into it.
+func TestAppendSOA(t *testing.T) {
+	for _, c := range []struct{ name, owner, ns, mbox string }{
+		{"apex", "example.test.", "ns1.example.test.", "hostmaster.example.test."},
+		{"escaped mailbox", "example.test.", "ns1.other.test.", `first\.last.example.test.`},
+		{"other zone", "2.0.192.in-addr.arpa.", "ns1.example.test.", "hostmaster.example.test."},
+		{"root", ".", ".", "."},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			soa := &dns.SOA{Hdr: dns.RR_Header{Name: c.owner, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: 3600},
+				Ns: c.ns, Mbox: c.mbox, Serial: 7, Refresh: 1, Retry: 2, Expire: 3, Minttl: 4}
+			var nw nameWriter
+			b := make([]byte, headerLen)
+			binary.BigEndian.PutUint16(b[4:], 1)
+			b = append(b, "\x07example\x04test\x00\x00\xfc\x00\x01"...)
+			nw.resetMessage("example.test.")
+			b, err := nw.appendRecord(b, rec("a.example.test.", "A", "192.0.2.1"), 30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, ok := nw.appendSOA(b, soa)
+			if !ok {
+				t.Fatal("not written")
+			}
+			if b, err = nw.appendRecord(b, rec("b."+strings.TrimPrefix(c.owner, "."), "A", "192.0.2.2"), 30); err != nil {
+				t.Fatal(err)
+			}
+			binary.BigEndian.PutUint16(b[6:], 3)
+			m := new(dns.Msg)
+			if err := m.Unpack(b); err != nil {
+				t.Fatal(err)
+			}
+			if got := m.Answer[1].String(); got != soa.String() {
+				t.Errorf("got  %s\nwant %s", got, soa.String())
+			}
+		})
+	}
+}

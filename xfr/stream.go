@@ -100,6 +100,21 @@ func newStream(w dns.ResponseWriter, req *dns.Msg, st *settings) *stream {
 
 // add queues rr, built by the caller (the SOA, configured NS records).
 func (x *stream) add(rr dns.RR) error {
+	if soa, ok := rr.(*dns.SOA); ok {
+		for {
+			if err := x.room(); err != nil {
+				return err
+			}
+			mark := len(x.buf)
+			b, ok := x.names.appendSOA(x.buf, soa)
+			if !ok {
+				break // packed in full below
+			}
+			if done, err := x.placed(b, mark); done || err != nil {
+				return err
+			}
+		}
+	}
 	if n := dns.Len(rr) + 64; cap(x.scratch) < n {
 		x.scratch = make([]byte, n)
 	}
