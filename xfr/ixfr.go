@@ -32,7 +32,7 @@ func (s *Server) serveIXFR(w dns.ResponseWriter, r *dns.Msg, st *settings) {
 	soa := st.soa(z, uint32(cur))
 	var err error
 	kind := "ixfr"
-	switch diff, derr := z.snap.DiffSince(have); {
+	switch diff, derr := s.diffs.since(z.snap, have); {
 	case !isTCP(w) || have == cur || cur.Less(have):
 		// RFC 1995 §2: over UDP the SOA tells the client to retry over TCP.
 		kind = ""

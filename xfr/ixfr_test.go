@@ -93,3 +93,28 @@ func TestIXFRLargerThanZone(t *testing.T) {
 		t.Fatalf("got %q, want the zone of one record in AXFR form", rrStrings(got))
 	}
 }
+
+// TestIXFRSameSerialTwice: secondaries asking for the changes since the
+// same serial get the same answer (the second from diffCache), and a
+// commit in between gives the newer changes, not the cached ones.
+func TestIXFRSameSerialTwice(t *testing.T) {
+	const zone = "example.test."
+	base := []string{"a A 192.0.2.1", "b A 192.0.2.2", "c A 192.0.2.3", "d A 192.0.2.4", "e A 192.0.2.5"}
+	src := testStore(t, nil)
+	s0 := commitLines(t, src, zone, base)
+	s1 := commitLines(t, src, zone, append(slices.Clone(base), "f A 192.0.2.6"))
+	addr, _ := serve(t, testConfig(t, loopbackTransfers), src, Options{})
+	soa := func(serial uint32) string { return fmt.Sprintf(exampleSOA, serial) }
+	want1 := []string{soa(s1), soa(s0), soa(s1), "f.example.test. 30 IN A 192.0.2.6", soa(s1)}
+	for i := range 2 {
+		got, _, _ := transfer(t, addr, zone, true, s0, nil)
+		if !slices.Equal(rrStrings(got), want1) {
+			t.Fatalf("IXFR %d from %d:\n%v\nwant\n%v", i, s0, rrStrings(got), want1)
+		}
+	}
+	s2 := commitLines(t, src, zone, append(slices.Clone(base), "f A 192.0.2.6", "g A 192.0.2.7"))
+	want2 := []string{soa(s2), soa(s0), soa(s2), "f.example.test. 30 IN A 192.0.2.6", "g.example.test. 30 IN A 192.0.2.7", soa(s2)}
+	if got, _, _ := transfer(t, addr, zone, true, s0, nil); !slices.Equal(rrStrings(got), want2) {
+		t.Fatalf("IXFR from %d after a commit:\n%v\nwant\n%v", s0, rrStrings(got), want2)
+	}
+}

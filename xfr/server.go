@@ -117,6 +117,7 @@ type Server struct {
 	peers     *tracker
 	queries   rcodeCounters
 	transfers transferCounters
+	diffs     diffCache // the last IXFR difference of each zone (diffcache.go)
 	// clientLines limits the log lines outside clients (and secondaries
 	// that refuse NOTIFY) can cause.
 	clientLines *loglimit.Limiter
