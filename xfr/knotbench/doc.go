@@ -1,7 +1,10 @@
 // Package knotbench measures cnsd's DNS server against Knot DNS serving
 // the same zone from a zone file: AXFR of large zones (wall time,
-// messages, octets, server CPU time) and UDP queries (server CPU time
-// per query, queries per second), with the ratio cnsd/Knot; and, with
+// messages, octets, server CPU time, memory per record served), also
+// against NSD when it is installed; IXFR for a client 100 serials
+// behind (Knot changed through knotc, its journal serving the
+// changesets); and UDP queries (server CPU time per query, queries per
+// second), with the ratios cnsd/Knot (and cnsd/NSD); and, with
 // dnsperf (Debian package dnsperf), cnsd against Knot and NSD under load
 // over UDP and TCP (BenchmarkDNSPerf: top rate, CPU per query, queries
 // lost at a fixed rate).
@@ -14,6 +17,7 @@
 // package's benchmarks, which run only with -bench:
 //
 //	go test ./xfr/knotbench -run '^$' -bench AXFR -benchtime 5x
+//	go test ./xfr/knotbench -run '^$' -bench IXFR -benchtime 300x -knotbench.records 100000
 //	go test ./xfr/knotbench -run '^$' -bench Query -benchtime 200000x
 //	go test ./xfr/knotbench -run '^$' -bench DNSPerf -benchtime 1x -v -knotbench.records 100000
 //
