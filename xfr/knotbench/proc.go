@@ -64,13 +64,18 @@ func (s *Server) exited() (bool, error) {
 // threads) and the processes it started (NSD forks its servers) have
 // used so far, at a resolution of 10 ms.
 func (s *Server) CPU() (time.Duration, error) {
-	total, err := processCPU(s.cmd.Process.Pid)
+	return overTree(s.cmd.Process.Pid, processCPU)
+}
+
+// overTree sums what read gives for pid and for every process below it.
+func overTree[T time.Duration | int64](pid int, read func(int) (T, error)) (T, error) {
+	total, err := read(pid)
 	if err != nil {
 		return 0, err
 	}
-	for _, pid := range descendants(s.cmd.Process.Pid) {
-		if d, err := processCPU(pid); err == nil { // it may have exited since
-			total += d
+	for _, child := range descendants(pid) {
+		if v, err := read(child); err == nil { // it may have exited since
+			total += v
 		}
 	}
 	return total, nil
@@ -113,16 +118,7 @@ func descendants(pid int) []int {
 // shared between processes (NSD's forked servers share the zone with
 // their parent) split among them rather than counted in each.
 func (s *Server) Memory() (int64, error) {
-	total, err := processPSS(s.cmd.Process.Pid)
-	if err != nil {
-		return 0, err
-	}
-	for _, pid := range descendants(s.cmd.Process.Pid) {
-		if v, err := processPSS(pid); err == nil { // it may have exited since
-			total += v
-		}
-	}
-	return total, nil
+	return overTree(s.cmd.Process.Pid, processPSS)
 }
 
 // processPSS reads a process's PSS, in bytes, from
