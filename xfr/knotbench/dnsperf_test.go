@@ -20,6 +20,10 @@ var (
 	dnsperfSeconds = flag.Int("knotbench.dnsperf-seconds", 10, "seconds each dnsperf run lasts; 1 under -short")
 	dnsperfRate    = flag.Int("knotbench.dnsperf-rate", 0,
 		"queries/s of the fixed-rate dnsperf runs; 0 picks half the lowest top rate of the three servers on that transport")
+	dnsperfShare = flag.Float64("knotbench.dnsperf-share", 0,
+		"when above 0 (and no -knotbench.dnsperf-rate), the fixed rate is this share of cnsd's own top rate on that transport, e.g. 0.6")
+	dnsperfFixedSeconds = flag.Int("knotbench.dnsperf-fixed-seconds", 0,
+		"seconds each fixed-rate dnsperf run lasts; 0 is -knotbench.dnsperf-seconds")
 )
 
 // dnsperfClients is the sockets (UDP) or connections (TCP) dnsperf
@@ -45,6 +49,10 @@ func BenchmarkDNSPerf(b *testing.B) {
 	}
 	if testing.Short() {
 		*dnsperfSeconds = 1 // bench-smoke: that it works, not what it measures
+		*dnsperfFixedSeconds = 1
+	}
+	if *dnsperfFixedSeconds <= 0 {
+		*dnsperfFixedSeconds = *dnsperfSeconds
 	}
 	n := sizes(b)[0]
 	p := setup(b, n)
@@ -57,9 +65,12 @@ func BenchmarkDNSPerf(b *testing.B) {
 		for _, transport := range []string{"udp", "tcp"} {
 			top := make([]perfResult, len(servers))
 			for i, s := range servers {
-				top[i] = runDNSPerf(b, bin, s, transport, qfile, 0)
+				top[i] = runDNSPerf(b, bin, s, transport, qfile, 0, *dnsperfSeconds)
 			}
 			rate := *dnsperfRate
+			if rate <= 0 && *dnsperfShare > 0 {
+				rate = max(int(top[0].qps*(*dnsperfShare)), 1000) // servers[0] is cnsd
+			}
 			if rate <= 0 {
 				lowest := top[0].qps
 				for _, r := range top {
@@ -69,7 +80,7 @@ func BenchmarkDNSPerf(b *testing.B) {
 			}
 			fixed := make([]perfResult, len(servers))
 			for i, s := range servers {
-				fixed[i] = runDNSPerf(b, bin, s, transport, qfile, rate)
+				fixed[i] = runDNSPerf(b, bin, s, transport, qfile, rate, *dnsperfFixedSeconds)
 			}
 			logPerf(b, transport, n, servers, top, fixed, rate)
 		}
@@ -118,10 +129,10 @@ var (
 	perfRcodes    = regexp.MustCompile(`Response codes:\s+(.*)`)
 )
 
-// runDNSPerf runs dnsperf against s over transport, limited to rate
-// queries/s when rate is above 0, and returns its figures with the
-// server's CPU time.
-func runDNSPerf(b *testing.B, bin string, s *Server, transport, qfile string, rate int) perfResult {
+// runDNSPerf runs dnsperf against s over transport for seconds, limited
+// to rate queries/s when rate is above 0, and returns its figures with
+// the server's CPU time.
+func runDNSPerf(b *testing.B, bin string, s *Server, transport, qfile string, rate, seconds int) perfResult {
 	b.Helper()
 	addr := s.UDP
 	if transport == "tcp" {
@@ -130,7 +141,7 @@ func runDNSPerf(b *testing.B, bin string, s *Server, transport, qfile string, ra
 	host, port, _ := strings.Cut(addr, ":")
 	args := []string{"-s", host, "-p", port, "-m", transport, "-d", qfile, "-e",
 		"-c", strconv.Itoa(dnsperfClients), "-q", strconv.Itoa(dnsperfOutstanding),
-		"-l", strconv.Itoa(*dnsperfSeconds), "-t", "2"}
+		"-l", strconv.Itoa(seconds), "-t", "2"}
 	if rate > 0 {
 		args = append(args, "-Q", strconv.Itoa(rate))
 	}
@@ -161,9 +172,9 @@ func runDNSPerf(b *testing.B, bin string, s *Server, transport, qfile string, ra
 // over Knot's and NSD's.
 func logPerf(b *testing.B, transport string, n int, servers []*Server, top, fixed []perfResult, rate int) {
 	var t strings.Builder
-	fmt.Fprintf(&t, "dnsperf over %s, zone of %d records, %d %s, %d queries in flight, %d s a run:\n",
+	fmt.Fprintf(&t, "dnsperf over %s, zone of %d records, %d %s, %d queries in flight, %d s a run at top rate, %d s at the fixed rate:\n",
 		transport, n, dnsperfClients, map[string]string{"udp": "sockets", "tcp": "connections"}[transport],
-		dnsperfOutstanding, *dnsperfSeconds)
+		dnsperfOutstanding, *dnsperfSeconds, *dnsperfFixedSeconds)
 	fmt.Fprintf(&t, "  %-5s %12s %14s %10s %12s | at %d q/s: %8s %8s\n", "", "queries/s", "CPU per query", "lost", "sent", rate, "lost", "sent")
 	for i, s := range servers {
 		fmt.Fprintf(&t, "  %-5s %12.0f %14v %10d %12d | %20d %8d   rcodes %s\n", s.Name, top[i].qps,
