@@ -46,6 +46,7 @@ func TestTrimmedJournal(t *testing.T) {
 			transfersAre(t, c, s, s.Transfers(zone), zone, "AXFR", serials)
 
 			// The secondary misses more serials than the journal keeps.
+			s.WaitSaved(t, zone)
 			s.Stop()
 			for range 2 * journalEntries {
 				m.mutate()

@@ -226,6 +226,7 @@ func TestSmoke(t *testing.T) {
 				t.Errorf("www.smoke.test A after update: %q", got)
 			}
 			// A restarted secondary keeps its copy and catches up by IXFR.
+			s.WaitSaved(t, zone)
 			s.Stop()
 			p.update(t, nil, []string{"gone.smoke.test. 60 IN A 192.0.2.4"})
 			s.Restart(t)

@@ -355,6 +355,28 @@ func (s *Secondary) stop() {
 // Stop stops the secondary now rather than at the end of the test.
 func (s *Secondary) Stop() { s.stop() }
 
+// WaitSaved waits until the secondary has its copy of zone on disk, so
+// that a restart finds it. BIND writes a transferred zone to its file a
+// moment after the transfer, and on SIGTERM it does not write what it has
+// not yet written; the others keep their copy as they go.
+func (s *Secondary) WaitSaved(t testing.TB, zone string) {
+	t.Helper()
+	if s.kind != "bind" {
+		return
+	}
+	file := filepath.Join(s.dir, bare(fqdn(zone))+".db")
+	deadline := time.Now().Add(startTimeout)
+	for {
+		if _, err := os.Stat(file); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("secondarytest: bind has not written %s within %v\nlog:\n%s", file, startTimeout, s.logTail())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // fqdn lower-cases name and gives it a trailing dot.
 func fqdn(name string) string {
 	name = strings.ToLower(name)
