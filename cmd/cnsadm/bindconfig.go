@@ -170,6 +170,7 @@ func (b *bindConfig) printZones(w io.Writer, zones []client.Zone) error {
 		return err
 	}
 	b.printKeys(w, used)
+	fmt.Fprintf(w, "%s\n// Put in named.conf's options: serial-query-rate 1000;\n", strings.ReplaceAll(serialQueryRateComment, "\t", ""))
 	for _, z := range zones {
 		if b.isCatalog(z.Name) {
 			continue
@@ -183,6 +184,11 @@ func (b *bindConfig) printZones(w io.Writer, zones []client.Zone) error {
 	}
 	return nil
 }
+
+// serialQueryRateComment says why a secondary of cnsd raises BIND's
+// serial-query-rate.
+const serialQueryRateComment = "// BIND acts on at most serial-query-rate (default 20) NOTIFYs and refreshes a second,\n" +
+	"\t// all zones together: a change that gives many zones a new serial reaches it ~2 s late"
 
 // printCatalog prints the catalog-zone set-up. Member zones take their
 // options from the options block, so max-records-per-type is set there,
@@ -201,7 +207,8 @@ func (b *bindConfig) printCatalog(w io.Writer, zones []client.Zone) error {
 		largest = max(largest, z.LargestRRset)
 	}
 	b.printKeys(w, []string{key})
-	fmt.Fprintf(w, "options {\n\tallow-notify { %s; };\n\t%s\n\tcheck-names secondary ignore;\n", b.primary.Addr(), checkNamesComment)
+	fmt.Fprintf(w, "options {\n\tallow-notify { %s; };\n\t%s\n\tcheck-names secondary ignore;\n\t%s\n\tserial-query-rate 1000;\n",
+		b.primary.Addr(), checkNamesComment, serialQueryRateComment)
 	if n, why := b.maxRecordsFor(largest); n > 0 || b.maxRecords == 0 {
 		fmt.Fprintf(w, "\t%s\n\tmax-records-per-type %d;\n", why, n)
 	}

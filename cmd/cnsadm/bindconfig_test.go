@@ -207,9 +207,11 @@ func TestBindConfigFlags(t *testing.T) {
 					}
 					if mode == "catalog" {
 						c.args = append(c.args, "-catalog")
-						c.want = append(c.want, "default-primaries { "+prim+"; }", "check-names secondary ignore;")
+						c.want = append(c.want, "default-primaries { "+prim+"; }", "check-names secondary ignore;",
+							"\tserial-query-rate 1000;")
 					} else {
-						c.want = append(c.want, `zone "`+bigZone+`" {`, `zone "`+smallZone+`" {`, "check-names ignore;")
+						c.want = append(c.want, `zone "`+bigZone+`" {`, `zone "`+smallZone+`" {`, "check-names ignore;",
+							"// Put in named.conf's options: serial-query-rate 1000;")
 						if tsig != "configured" {
 							c.want = append(c.want, "primaries { "+prim+"; };")
 						} else {
