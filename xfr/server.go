@@ -134,8 +134,10 @@ type Server struct {
 	udpDropped atomic.Uint64
 	tcp        atomic.Pointer[tcpServer]
 	// udpReadHook, when set (by tests, before Run), is called by each
-	// UDP reader before each read.
-	udpReadHook func()
+	// UDP reader before each read; tcpFlushHook with the answers each
+	// write of a TCP connection's gathered answers carries.
+	udpReadHook  func()
+	tcpFlushHook func(answers int)
 }
 
 // Log lines caused by outside clients: at most one per client, zone and

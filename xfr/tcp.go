@@ -68,10 +68,18 @@ type tcpConn struct {
 	slot chan struct{} // capacity tcpInFlight: a query in progress holds one
 	wg   sync.WaitGroup
 	// q and hit are the reading goroutine's room for answers from the
-	// answer cache.
-	q   quickQuery
-	hit []byte
+	// answer cache; pending holds the answers it has not yet written
+	// (length-prefixed), sent together before it next waits to read.
+	q        quickQuery
+	hit      []byte
+	pending  []byte
+	pendingN int // answers in pending
 }
+
+// tcpPendingMax is how many octets of answers from the cache the reading
+// goroutine gathers before it writes them, when more queries are already
+// read: one write for many pipelined answers.
+const tcpPendingMax = 16 << 10
 
 // tcpServer serves the connections of every listener and keeps the
 // caps on them. mu guards conns and perClient.
@@ -215,6 +223,7 @@ func (c *tcpConn) stop() {
 func (c *tcpConn) run() {
 	defer c.c.Close()
 	defer c.wg.Wait()
+	defer c.flush()
 	d := c.s.settings().cfg.DNS
 	idle := d.TCPIdleTimeout
 	if idle <= 0 {
@@ -222,12 +231,28 @@ func (c *tcpConn) run() {
 	}
 	br := bufio.NewReaderSize(c.c, 4096)
 	for n := 0; d.TCPMaxQueries <= 0 || n < d.TCPMaxQueries; n++ {
-		msg, err := c.readMsg(br, idle)
-		if err != nil {
-			return
+		msg, buffered := bufferedMsg(br)
+		if !buffered {
+			// The next query is not all here: what is answered goes out
+			// before the connection waits for it.
+			c.flush()
+			var err error
+			if msg, err = c.readMsg(br, idle); err != nil {
+				return
+			}
 		}
 		if c.answerCached(msg) {
+			if buffered {
+				_, _ = br.Discard(2 + len(msg))
+			}
 			continue
+		}
+		if buffered {
+			msg = append([]byte(nil), msg...) // the buffer is read over; the answer comes later
+			_, _ = br.Discard(2 + len(msg))
+		}
+		if len(c.slot) == cap(c.slot) {
+			c.flush() // before waiting for a query in progress to finish
 		}
 		c.slot <- struct{}{}
 		c.inFlight.Add(1)
@@ -239,6 +264,21 @@ func (c *tcpConn) run() {
 			<-c.slot
 		})
 	}
+}
+
+// bufferedMsg returns the next message when br holds all of it, without
+// consuming it: the caller discards it once done with the octets.
+func bufferedMsg(br *bufio.Reader) ([]byte, bool) {
+	if br.Buffered() < 2 {
+		return nil, false
+	}
+	hdr, _ := br.Peek(2)
+	n := int(binary.BigEndian.Uint16(hdr))
+	if br.Buffered() < 2+n {
+		return nil, false
+	}
+	b, _ := br.Peek(2 + n)
+	return b[2:], true
 }
 
 // readMsg reads one length-prefixed message. Waiting for its first octet
@@ -291,8 +331,34 @@ func (c *tcpConn) answerCached(msg []byte) bool {
 	}
 	c.hit = ans[:0]
 	c.s.countQuery(rcode)
-	_, _ = c.write(ans, false) // a failed write closes the connection
+	c.pendingN++
+	c.pending = binary.BigEndian.AppendUint16(c.pending, uint16(len(ans)))
+	c.pending = append(c.pending, ans...)
+	if len(c.pending) >= tcpPendingMax {
+		c.flush()
+	}
 	return true
+}
+
+// flush writes the answers from the cache gathered so far; a failed write
+// closes the connection.
+func (c *tcpConn) flush() {
+	if len(c.pending) == 0 {
+		return
+	}
+	if h := c.s.tcpFlushHook; h != nil {
+		h(c.pendingN)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_ = c.c.SetWriteDeadline(time.Now().Add(c.s.opts.TCPWriteTimeout))
+	if _, err := c.c.Write(c.pending); err != nil {
+		c.closing.Store(true)
+		c.c.Close()
+	} else {
+		c.last.Store(time.Now().UnixNano())
+	}
+	c.pending, c.pendingN = c.pending[:0], 0
 }
 
 // serve answers one query read from the connection.
