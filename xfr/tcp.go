@@ -24,7 +24,8 @@ import (
 //     to tcpInFlight at once, each as soon as it is ready, so answers
 //     may leave in another order than the queries came (§6.2.1.1, §7);
 //     one the answer cache holds is answered by the reading goroutine
-//     before it reads on;
+//     before it reads on, and those answers leave together in one write
+//     before it waits for more;
 //   - no limit on the queries of a connection unless
 //     dns.tcp_max_queries sets one, and then every query read before
 //     the limit is answered before the connection closes;
