@@ -37,7 +37,9 @@ var _ Source = (*store.Store)(nil)
 type Options struct {
 	// PacketConns and Listeners, when either is set, are served instead
 	// of binding the configuration's dns.listen addresses: tests bind
-	// 127.0.0.1:0 themselves and learn the port.
+	// 127.0.0.1:0 themselves and learn the port. UDP sockets sharing a
+	// local address (ListenUDP) are served by a worker each; a UDP
+	// socket alone by a reader handing batches to GOMAXPROCS workers.
 	PacketConns []net.PacketConn
 	Listeners   []net.Listener
 	// Clock gives the time for peer tracking and for limiting log lines
@@ -179,29 +181,38 @@ func (s *Server) settings() *settings { return s.set.Load() }
 // transfers running at that moment are allowed to finish (for up to
 // 30 s).
 func (s *Server) Run(ctx context.Context) error {
-	pcs, ls, err := s.bind()
+	pcs, ls, err := s.bind(ctx)
 	if err != nil {
 		return err
 	}
-	udps := make([]*udpServer, 0, len(pcs))
-	for _, pc := range pcs {
-		if ap, err := netip.ParseAddrPort(pc.LocalAddr().String()); err == nil {
+	// GOMAXPROCS workers per address, split among its sockets: one each
+	// when there are as many sockets as workers (ListenUDP), all on the
+	// socket when it is alone.
+	type udpRun struct {
+		u       *udpServer
+		workers int
+	}
+	var udps []udpRun
+	for _, group := range udpGroups(pcs) {
+		if ap, err := netip.ParseAddrPort(group[0].LocalAddr().String()); err == nil {
 			s.peers.serving = append(s.peers.serving, ap.Addr().Unmap())
 		}
-		u, err := s.newUDP(pc)
-		if err != nil {
-			closeSockets(pcs, ls)
-			return fmt.Errorf("dns server on udp %s: %w", pc.LocalAddr(), err)
+		workers := max(1, runtime.GOMAXPROCS(0)/len(group))
+		for _, pc := range group {
+			u, err := s.newUDP(pc)
+			if err != nil {
+				closeSockets(pcs, ls)
+				return fmt.Errorf("dns server on udp %s: %w", pc.LocalAddr(), err)
+			}
+			udps = append(udps, udpRun{u, workers})
 		}
-		udps = append(udps, u)
 	}
 	tcp := newTCPServer(s)
 	s.tcp.Store(tcp)
 	errc := make(chan error, len(ls)+1)
 	var wg, accepting sync.WaitGroup
-	workers := runtime.GOMAXPROCS(0)
-	for _, u := range udps {
-		wg.Go(func() { u.run(workers) })
+	for _, r := range udps {
+		wg.Go(func() { r.u.run(r.workers) })
 	}
 	for _, l := range ls {
 		accepting.Go(func() {
@@ -235,21 +246,22 @@ func (s *Server) Run(ctx context.Context) error {
 	return runErr
 }
 
-// bind opens the server sockets: the Options' when given, else one UDP
-// and one TCP socket per configured address.
-func (s *Server) bind() ([]net.PacketConn, []net.Listener, error) {
+// bind opens the server sockets: the Options' when given, else per
+// configured address a TCP socket and GOMAXPROCS UDP sockets sharing it
+// (ListenUDP), a worker each.
+func (s *Server) bind(ctx context.Context) ([]net.PacketConn, []net.Listener, error) {
 	if len(s.opts.PacketConns)+len(s.opts.Listeners) > 0 {
 		return s.opts.PacketConns, s.opts.Listeners, nil
 	}
 	var pcs []net.PacketConn
 	var ls []net.Listener
 	for _, addr := range s.settings().cfg.DNS.Listen {
-		pc, err := net.ListenPacket("udp", addr)
+		group, err := ListenUDP(ctx, addr, runtime.GOMAXPROCS(0))
 		if err != nil {
 			closeSockets(pcs, ls)
-			return nil, nil, fmt.Errorf("dns listen udp %s: %w", addr, err)
+			return nil, nil, err
 		}
-		pcs = append(pcs, pc)
+		pcs = append(pcs, group...)
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
 			closeSockets(pcs, ls)

@@ -109,9 +109,14 @@ func (s *Server) newUDP(pc net.PacketConn) (*udpServer, error) {
 // gives none.
 const defaultUDPBuffer = 4 << 20
 
-// run serves until the socket is closed, then lets the workers finish
-// what was read.
+// run serves until the socket is closed with workers workers, then lets
+// them finish what was read. One worker reads, answers and writes the
+// socket itself (alone); more take batches from a reader.
 func (u *udpServer) run(workers int) {
+	if workers <= 1 {
+		u.alone()
+		return
+	}
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(u.work)
@@ -148,14 +153,59 @@ func (u *udpServer) read() {
 		}
 		batch := make([]*udpPacket, n)
 		for i, p := range ps[:n] {
-			if d, ok := u.ctl.drops(p.oob[:p.oobn]); ok && d != u.drops {
-				u.s.udpDropped.Add(uint64(d - u.drops)) // the kernel's counter wraps at 2^32
-				u.drops = d
-			}
+			u.countDrops(p)
 			batch[i] = p
 			ps[i] = udpPackets.Get().(*udpPacket)
 		}
 		u.queue <- batch
+	}
+}
+
+// alone serves the socket with one goroutine, the socket one of several
+// sharing an address (ListenUDP), each with a worker of its own: it reads
+// a batch, answers it and sends the answers, then reads again. A pause
+// in answering fills this socket's receive buffer, as the reader's queue
+// would have filled; it is as large as a lone socket's.
+func (u *udpServer) alone() {
+	ps := make([]*udpPacket, udpBatch)
+	for i := range ps {
+		ps[i] = udpPackets.Get().(*udpPacket)
+	}
+	defer func() {
+		for _, p := range ps {
+			udpPackets.Put(p)
+		}
+	}()
+	var w udpBatchWriter
+	for {
+		if h := u.s.udpReadHook; h != nil {
+			h()
+		}
+		n, err := u.ctl.read(u.conn, ps)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			continue
+		}
+		batch := ps[:n]
+		for _, p := range batch {
+			u.countDrops(p)
+			u.serve(p)
+		}
+		u.ctl.write(u.conn, &w, batch)
+		for _, p := range batch {
+			p.answer, p.wbuf[0], p.st, p.remote = nil, nil, nil, nil
+		}
+	}
+}
+
+// countDrops adds to the server's count the datagrams the kernel dropped
+// since the socket's last report, when p carries one.
+func (u *udpServer) countDrops(p *udpPacket) {
+	if d, ok := u.ctl.drops(p.oob[:p.oobn]); ok && d != u.drops {
+		u.s.udpDropped.Add(uint64(d - u.drops)) // the kernel's counter wraps at 2^32
+		u.drops = d
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
+	"golang.org/x/sys/unix"
 )
 
 // setBuffers asks for socket buffers of rcv and snd octets, beyond
@@ -259,4 +260,21 @@ func (c udpControl) write(_ *net.UDPConn, w *udpBatchWriter, ps []*udpPacket) {
 		msgs = msgs[min(n, len(msgs)):]
 	}
 	clear(w.msgs[:cap(w.msgs)])
+}
+
+// reusePortSpreads says that the kernel spreads datagrams over the
+// sockets sharing an address (Linux 3.9 and later, by a hash of the
+// sender's address and port).
+const reusePortSpreads = true
+
+// reusePort lets the socket share its address with others of the same
+// user (SO_REUSEPORT), for net.ListenConfig.
+func reusePort(_, _ string, c syscall.RawConn) error {
+	var serr error
+	if err := c.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+	}); err != nil {
+		return err
+	}
+	return serr
 }

@@ -3,6 +3,7 @@ package xfr
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"net"
@@ -130,5 +131,28 @@ func TestUDPWildcardAnswersFrom(t *testing.T) {
 	m := new(dns.Msg)
 	if err := m.Unpack(buf[:n]); err != nil || m.Id != 9 || len(m.Answer) != 1 || !from.IP.Equal(net.IPv4(127, 0, 0, 2)) {
 		t.Errorf("answer from %v: %v %v", from, m, err)
+	}
+}
+
+// TestUDPDropsSummed: each socket's drop count (SO_RXQ_OVFL) is its own,
+// counted from zero; the server's count is the sum of what each socket
+// added since its last report.
+func TestUDPDropsSummed(t *testing.T) {
+	s := New(testConfig(t, ""), transportStore(t), Options{}, nil)
+	a, b := &udpServer{s: s}, &udpServer{s: s}
+	report := func(u *udpServer, n uint32) {
+		var d [4]byte
+		binary.NativeEndian.PutUint32(d[:], n)
+		p := &udpPacket{}
+		p.oobn = copy(p.oob[:], appendCmsg(nil, syscall.SOL_SOCKET, syscall.SO_RXQ_OVFL, d[:]))
+		u.countDrops(p)
+	}
+	report(a, 5)
+	report(b, 3)
+	report(a, 7) // 2 more on a
+	report(b, 3) // none more on b
+	report(a, 7)
+	if got := s.TransportCounts().UDPDropped; got != 10 {
+		t.Errorf("UDPDropped = %d, want 5+3+2", got)
 	}
 }

@@ -4,6 +4,7 @@ package xfr
 
 import (
 	"net"
+	"syscall"
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
@@ -88,3 +89,10 @@ func (c udpControl) write(conn *net.UDPConn, _ *udpBatchWriter, ps []*udpPacket)
 		}
 	}
 }
+
+// reusePortSpreads is false: outside Linux, sockets sharing an address
+// do not share its datagrams evenly (on the BSDs the last one bound
+// takes them all), so ListenUDP binds one.
+const reusePortSpreads = false
+
+func reusePort(_, _ string, _ syscall.RawConn) error { return nil }

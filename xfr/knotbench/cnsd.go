@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
@@ -66,7 +67,7 @@ func StartCnsd(n int) (*Server, error) {
 	}()
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(n))
-	cmd.ExtraFiles = files // fds 3 (UDP) and 4 (TCP)
+	cmd.ExtraFiles = files // fd 3 TCP, fds 4 on UDP
 	cmd.Stderr = os.Stderr
 	// The child serves until its stdin closes: when Stop ends it, or
 	// when this process dies without cleaning up. Until then stdin
@@ -98,30 +99,43 @@ func StartCnsd(n int) (*Server, error) {
 	return s, nil
 }
 
-// bindLoopback binds a UDP and a TCP socket on 127.0.0.1 for s and
-// returns them as files for the child; the caller closes them.
-func bindLoopback(s *Server) ([]*os.File, error) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	defer pc.Close()
+// bindLoopback binds a TCP socket and GOMAXPROCS UDP sockets sharing a
+// port (xfr.ListenUDP, as cnsd binds its own: a worker each) on
+// 127.0.0.1 for s, and returns them as files for the child, TCP first;
+// the caller closes them. The child inherits GOMAXPROCS (from the
+// machine or the environment), so it has as many workers as sockets.
+func bindLoopback(s *Server) (files []*os.File, err error) {
+	defer func() {
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+		}
+	}()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	defer l.Close()
-	udp, err := pc.(*net.UDPConn).File()
-	if err != nil {
-		return nil, err
-	}
 	tcp, err := l.(*net.TCPListener).File()
 	if err != nil {
-		udp.Close()
 		return nil, err
 	}
-	s.UDP, s.TCP = pc.LocalAddr().String(), l.Addr().String()
-	return []*os.File{udp, tcp}, nil
+	files = append(files, tcp)
+	pcs, err := xfr.ListenUDP(context.Background(), "127.0.0.1:0", runtime.GOMAXPROCS(0))
+	if err != nil {
+		return files, err
+	}
+	for _, pc := range pcs {
+		defer pc.Close()
+		f, err := pc.(*net.UDPConn).File()
+		if err != nil {
+			return files, err
+		}
+		files = append(files, f)
+	}
+	s.UDP, s.TCP = pcs[0].LocalAddr().String(), l.Addr().String()
+	return files, nil
 }
 
 // waitLine reads lines until one equal to want.
@@ -169,7 +183,7 @@ func serveChild(records string) error {
 		commands(ctx, os.Stdin, &served)
 		cancel()
 	}()
-	pc, l, err := childSockets()
+	pcs, l, err := childSockets()
 	if err != nil {
 		return err
 	}
@@ -183,7 +197,7 @@ func serveChild(records string) error {
 	}
 	served.Store(src)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv := xfr.New(cfg, src, xfr.Options{PacketConns: []net.PacketConn{pc}, Listeners: []net.Listener{l}}, log)
+	srv := xfr.New(cfg, src, xfr.Options{PacketConns: pcs, Listeners: []net.Listener{l}}, log)
 	if path := os.Getenv(ProfileEnv); path != "" {
 		stopProfile, err := startProfile(path)
 		if err != nil {
@@ -220,17 +234,22 @@ func commands(ctx context.Context, r io.Reader, src *atomic.Pointer[store.Store]
 	}
 }
 
-// childSockets are the sockets StartCnsd passed as fds 3 and 4.
-func childSockets() (net.PacketConn, net.Listener, error) {
-	pc, err := net.FilePacketConn(os.NewFile(3, "udp"))
-	if err != nil {
-		return nil, nil, fmt.Errorf("udp socket from parent: %w", err)
-	}
-	l, err := net.FileListener(os.NewFile(4, "tcp"))
+// childSockets are the sockets StartCnsd passed: TCP as fd 3, then as
+// many UDP sockets as the child has GOMAXPROCS (the parent's).
+func childSockets() ([]net.PacketConn, net.Listener, error) {
+	l, err := net.FileListener(os.NewFile(3, "tcp"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("tcp socket from parent: %w", err)
 	}
-	return pc, l, nil
+	var pcs []net.PacketConn
+	for i := range runtime.GOMAXPROCS(0) {
+		pc, err := net.FilePacketConn(os.NewFile(uintptr(4+i), "udp"))
+		if err != nil {
+			return nil, nil, fmt.Errorf("udp socket %d from parent: %w", i, err)
+		}
+		pcs = append(pcs, pc)
+	}
+	return pcs, l, nil
 }
 
 // fill returns a memory store holding the zone of n records, committed
