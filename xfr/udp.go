@@ -11,7 +11,10 @@ import (
 	"github.com/miekg/dns"
 )
 
-// UDP is served by one reader goroutine per socket that does nothing but
+// UDP sockets that share an address (ListenUDP: what cnsd binds itself on
+// Linux) are served by a worker each that reads, answers and writes its
+// socket (alone): the kernel spreads the clients over them. Another socket
+// is served by one reader goroutine that does nothing but
 // read: each batch of datagrams read at once goes, in pooled buffers, to
 // a bounded queue that workers (GOMAXPROCS of them) answer from, a batch
 // each, sending its answers together (sendmmsg on Linux): a system call
@@ -177,6 +180,7 @@ func (u *udpServer) alone() {
 		}
 	}()
 	var w udpBatchWriter
+	var nw nameWriter
 	for {
 		if h := u.s.udpReadHook; h != nil {
 			h()
@@ -191,7 +195,7 @@ func (u *udpServer) alone() {
 		batch := ps[:n]
 		for _, p := range batch {
 			u.countDrops(p)
-			u.serve(p)
+			u.serve(p, &nw)
 		}
 		u.ctl.write(u.conn, &w, batch)
 		for _, p := range batch {
@@ -214,9 +218,10 @@ const udpBatch = 32
 
 func (u *udpServer) work() {
 	var w udpBatchWriter
+	var nw nameWriter
 	for batch := range u.queue {
 		for _, p := range batch {
-			u.serve(p)
+			u.serve(p, &nw)
 		}
 		u.ctl.write(u.conn, &w, batch)
 		for _, p := range batch {
@@ -227,12 +232,13 @@ func (u *udpServer) work() {
 }
 
 // serve answers one datagram: from the answer cache when it holds the
-// answer, else through ServeDNS. The answer is left in p.answer.
-func (u *udpServer) serve(p *udpPacket) {
+// answer, else written from the records when answerWire can (with nw,
+// the worker's), else through ServeDNS. The answer is left in p.answer.
+func (u *udpServer) serve(p *udpPacket, nw *nameWriter) {
 	msg := p.buf[:p.n]
 	p.st = u.s.settings()
 	p.quick = p.st.parseQuick(msg, 0, &p.q)
-	if p.quick && u.fast(p) {
+	if p.quick && (u.fast(p) || u.wire(p, nw)) {
 		return
 	}
 	r, raw := request(msg)
@@ -262,6 +268,26 @@ func (u *udpServer) fast(p *udpPacket) bool {
 	switch u.s.limitVerdict(p.from.Addr().Unmap(), rcode) {
 	case send:
 		p.answer = ans
+	case slip:
+		p.answer = slipAnswer(msg, &p.q, p.out[:0])
+	}
+	return true
+}
+
+// wire answers p written straight from the records (answerWire), and
+// reports whether it could. It counts, rate-limits and caches the answer
+// as the full path does for the same request.
+func (u *udpServer) wire(p *udpPacket, nw *nameWriter) bool {
+	msg := p.buf[:p.n]
+	ans, z, qname, ok := u.s.answerWire(p.st, &p.q, msg, p.out[:0], nw)
+	if !ok {
+		return false
+	}
+	u.s.countQuery(dns.RcodeSuccess)
+	switch u.s.limitVerdict(p.from.Addr().Unmap(), dns.RcodeSuccess) {
+	case send:
+		p.answer = ans
+		p.st.rememberWire(&p.q, ans, z, qname)
 	case slip:
 		p.answer = slipAnswer(msg, &p.q, p.out[:0])
 	}

@@ -1,0 +1,104 @@
+package xfr
+
+import (
+	"encoding/binary"
+	"strings"
+	"weak"
+
+	"github.com/miekg/dns"
+)
+
+// A query the answer cache misses costs most of a query's CPU on the
+// full path: the request parsed into a dns.Msg, each record turned into a
+// dns.RR, a message built, measured against the size limit and packed
+// with a compression map. For the commonest shape — records of the
+// question's type at a name below a zone's apex — answerWire writes the
+// answer straight from the stored records (rrwire.go) instead, octet for
+// octet what the full path would send, and the cache keeps it as it
+// keeps the full path's. Every other shape, and anything unsure, takes
+// the full path.
+
+// answerWire appends to out the answer to msg (parsed as q with st) when
+// its question is lower case and of type A, AAAA or TXT, and names a node
+// below a zone's apex that holds records of that type and no CNAME, and
+// the answer fits the size limit; ok is false otherwise. z is the zone
+// answered from, qname the question as the full path looks it up.
+//
+// The octets are the full path's: the header echoes ID, RD and CD with
+// QR and AA set (dns.Msg.SetReply, answer); the owner of every record is
+// the question name, which miekg/dns compresses to a pointer to the
+// question as nameWriter does; the RDATA of these types holds no name;
+// the OPT record ends the message as st.shape adds it.
+func (s *Server) answerWire(st *settings, q *quickQuery, msg, out []byte, nw *nameWriter) (ans []byte, z servedZone, qname string, ok bool) {
+	qtype := binary.BigEndian.Uint16(msg[q.qEnd-4:])
+	if !q.lower || qtype != dns.TypeA && qtype != dns.TypeAAAA && qtype != dns.TypeTXT {
+		return nil, z, "", false
+	}
+	qname = quickName(q)
+	z, found := st.findLower(s.src, qname)
+	if !found || z.snap == nil || qname == z.name {
+		return nil, z, "", false
+	}
+	recs := z.snap.Lookup(qname)
+	out = append(out[:0], msg[:q.qEnd]...)
+	out[2] = 0x80 | 0x04 | msg[2]&0x01 // QR, AA, RD; opcode QUERY
+	out[3] = msg[3] & 0x10             // CD; rcode NOERROR
+	binary.BigEndian.PutUint16(out[8:], 0)
+	binary.BigEndian.PutUint16(out[10:], 0)
+	nw.resetMessage(qname)
+	n := 0
+	for _, rec := range recs {
+		t := uint16(rec.Type)
+		if t == dns.TypeCNAME {
+			return nil, z, "", false // it stands in for every type
+		}
+		if t != qtype {
+			continue
+		}
+		rec.Name = qname
+		var err error
+		if out, err = nw.appendRecord(out, rec, st.ttl(rec)); err != nil {
+			return nil, z, "", false // the full path skips it, and logs why
+		}
+		n++
+	}
+	if n == 0 {
+		return nil, z, "", false // NODATA: the full path adds the SOA
+	}
+	binary.BigEndian.PutUint16(out[6:], uint16(n))
+	shape := q.key[q.keyLen-1]
+	if shape&keyEDNS != 0 {
+		binary.BigEndian.PutUint16(out[10:], 1)
+		var do byte
+		if shape&keyDO != 0 {
+			do = 0x80
+		}
+		out = append(out, 0, 0, byte(dns.TypeOPT))
+		out = binary.BigEndian.AppendUint16(out, uint16(st.udpMaxPayload()))
+		out = append(out, 0, 0, do, 0, 0, 0)
+	}
+	if len(out) > int(binary.BigEndian.Uint16(q.key[q.keyLen-3:])) {
+		return nil, z, "", false // the full path leaves records out
+	}
+	return out, z, qname, true
+}
+
+// quickName is the question name of q's key in presentation form: labels
+// of the characters parseQuick lets through, which need no escapes.
+func quickName(q *quickQuery) string {
+	var b strings.Builder
+	b.Grow(q.keyLen)
+	for off := 0; q.key[off] != 0; off += 1 + int(q.key[off]) {
+		b.Write(q.key[off+1 : off+1+int(q.key[off])])
+		b.WriteByte('.')
+	}
+	return b.String()
+}
+
+// rememberWire caches ans, the answer answerWire wrote to q from zone z,
+// as remember caches the full path's answer to a lower-case request.
+func (st *settings) rememberWire(q *quickQuery, ans []byte, z servedZone, qname string) {
+	e := &answerEntry{msg: append([]byte(nil), ans...), rcode: dns.RcodeSuccess, qEnd: q.qEnd,
+		qname: qname, zone: z.name, snap: weak.Make(z.snap)}
+	st.answers.put(q.key[:q.keyLen], e)
+}

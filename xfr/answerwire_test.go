@@ -1,0 +1,106 @@
+package xfr
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+// wirePath answers pkt as a UDP worker does after a cache miss, written
+// from the records; ok is false when answerWire declines it. The answer
+// fills the cache as the worker's does.
+func wirePath(s *Server, pkt []byte) (ans []byte, ok bool) {
+	st := s.settings()
+	var q quickQuery
+	if !st.parseQuick(pkt, 0, &q) {
+		return nil, false
+	}
+	var nw nameWriter
+	ans, z, qname, ok := s.answerWire(st, &q, pkt, nil, &nw)
+	if ok {
+		st.rememberWire(&q, ans, z, qname)
+	}
+	return ans, ok
+}
+
+// TestAnswerWire: the answers written from the records are the full
+// path's, byte for byte, and fill the cache with them; the shapes it
+// leaves to the full path are declined.
+func TestAnswerWire(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		qname  string
+		qtype  uint16
+		edns   int
+		do, rd bool
+		cd     bool
+		wire   bool // answered from the records
+	}{
+		{"A, two records", "web.example.test.", dns.TypeA, 0, false, false, false, true},
+		{"A with EDNS0", "web.example.test.", dns.TypeA, 1232, false, true, false, true},
+		{"AAAA with DO and CD", "web.example.test.", dns.TypeAAAA, 4096, true, false, true, true},
+		{"TXT", "web.example.test.", dns.TypeTXT, 512, false, false, false, true},
+		{"deep name", "a.b.c.example.test.", dns.TypeA, 1232, false, false, false, true},
+		{"sub-zone", "x.sub.example.test.", dns.TypeA, 0, false, false, false, true},
+		{"mixed case", "Web.Example.test.", dns.TypeA, 0, false, false, false, false},
+		{"CNAME", "alias.example.test.", dns.TypeA, 0, false, false, false, false},
+		{"NODATA", "a.b.c.example.test.", dns.TypeAAAA, 0, false, false, false, false},
+		{"NXDOMAIN", "nope.example.test.", dns.TypeA, 0, false, false, false, false},
+		{"empty non-terminal", "b.c.example.test.", dns.TypeA, 0, false, false, false, false},
+		{"apex", "example.test.", dns.TypeA, 0, false, false, false, false},
+		{"SRV", "_http._tcp.svc.example.test.", dns.TypeSRV, 0, false, false, false, false},
+		{"PTR", "1.2.0.192.in-addr.arpa.", dns.TypePTR, 0, false, false, false, false},
+		{"no zone", "web.elsewhere.test.", dns.TypeA, 0, false, false, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := New(testConfig(t, noRRL), testStore(t, queryZones), Options{}, nil)
+			pkt := packQuery(t, 7, c.qname, c.qtype, c.edns, c.do, c.rd, c.cd)
+			got, ok := wirePath(s, pkt)
+			if ok != c.wire {
+				t.Fatalf("answered from the records: %v, want %v", ok, c.wire)
+			}
+			if !ok {
+				return
+			}
+			want := fullPath(s, pkt, false)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("written %x\nfull path %x", got, want)
+			}
+			pkt[0] = 9 // another ID, answered from the cache now
+			hit, ok := fastPath(s, pkt)
+			if want := fullPath(s, pkt, false); !ok || !bytes.Equal(hit, want) {
+				t.Errorf("cache after it: %v %x, want %x", ok, hit, want)
+			}
+		})
+	}
+}
+
+// FuzzAnswerWire: whatever arrives, answerWire either declines it or
+// writes exactly the octets the full path sends.
+func FuzzAnswerWire(f *testing.F) {
+	for _, q := range []struct {
+		name  string
+		qtype uint16
+		edns  int
+		do    bool
+	}{
+		{"web.example.test.", dns.TypeA, 0, false},
+		{"web.example.test.", dns.TypeAAAA, 1232, true},
+		{"web.example.test.", dns.TypeTXT, 4096, false},
+		{"a.b.c.example.test.", dns.TypeA, 512, false},
+		{"x.sub.example.test.", dns.TypeA, 100, false},
+	} {
+		f.Add(packQuery(f, 1, q.name, q.qtype, q.edns, q.do, true, false))
+	}
+	s := New(testConfig(f, noRRL), testStore(f, queryZones), Options{}, nil)
+	f.Fuzz(func(t *testing.T, packet []byte) {
+		got, ok := wirePath(s, packet)
+		if !ok {
+			return
+		}
+		if want := fullPath(s, packet, false); !bytes.Equal(got, want) {
+			t.Fatalf("request %x:\nwritten   %x\nfull path %x", packet, got, want)
+		}
+	})
+}
