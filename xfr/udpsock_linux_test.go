@@ -51,13 +51,38 @@ func TestUDPBuffers(t *testing.T) {
 
 // TestUDPDropsCounted: queries the kernel drops while the reader is held
 // up, the receive buffer full, are counted from the drop count the next
-// datagram carries.
+// datagram carries: on a socket alone, and on sockets sharing an address
+// (ListenUDP), each read by its worker.
 func TestUDPDropsCounted(t *testing.T) {
-	release := make(chan struct{})
-	addr, s := startTransport(t, `, "dns": {"udp_receive_buffer": 65536}`, transportStore(t), Options{},
-		func(s *Server) {
-			s.udpReadHook = func() { <-release }
-		})
+	t.Run("alone", func(t *testing.T) {
+		release := make(chan struct{})
+		addr, s := startTransport(t, `, "dns": {"udp_receive_buffer": 65536}`, transportStore(t), Options{},
+			func(s *Server) {
+				s.udpReadHook = func() { <-release }
+			})
+		floodUntilDropped(t, addr, s, release)
+	})
+	t.Run("shared", func(t *testing.T) {
+		pcs, err := ListenUDP(context.Background(), "127.0.0.1:0", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release := make(chan struct{})
+		s := New(testConfig(t, `, "rrl": {"disabled": true}, "dns": {"udp_receive_buffer": 65536}`),
+			transportStore(t), Options{PacketConns: pcs}, nil)
+		s.udpReadHook = func() { <-release }
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		floodUntilDropped(t, pcs[0].LocalAddr().String(), s, release)
+	})
+}
+
+// floodUntilDropped floods addr with queries while the server's readers
+// wait for release, then releases them and checks that drops were
+// counted.
+func floodUntilDropped(t *testing.T, addr string, s *Server, release chan struct{}) {
 	c, err := net.Dial("udp", addr)
 	if err != nil {
 		t.Fatal(err)
