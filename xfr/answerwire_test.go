@@ -2,6 +2,7 @@ package xfr
 
 import (
 	"bytes"
+	"net"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -22,6 +23,35 @@ func wirePath(s *Server, pkt []byte) (ans []byte, ok bool) {
 		st.rememberWire(&q, ans, z, qname)
 	}
 	return ans, ok
+}
+
+// tcpCacheWriter is cacheWriter on TCP: the size limit is TCP's.
+type tcpCacheWriter struct{ cacheWriter }
+
+func (w *tcpCacheWriter) RemoteAddr() net.Addr {
+	return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5300}
+}
+
+// TestAnswerWireTCP: over TCP (no size limit from the client) the
+// answers written from the records are the full path's too.
+func TestAnswerWireTCP(t *testing.T) {
+	s := New(testConfig(t, noRRL), testStore(t, queryZones), Options{}, nil)
+	for _, edns := range []int{0, 512} {
+		pkt := packQuery(t, 7, "web.example.test.", dns.TypeA, edns, false, false, false)
+		st := s.settings()
+		var q quickQuery
+		var nw nameWriter
+		if !st.parseQuick(pkt, dns.MaxMsgSize, &q) {
+			t.Fatal("parseQuick declined")
+		}
+		got, _, _, ok := s.answerWire(st, &q, pkt, nil, &nw)
+		r, _ := request(pkt)
+		w := &tcpCacheWriter{}
+		s.ServeDNS(w, r)
+		if !ok || !bytes.Equal(got, w.sent) {
+			t.Errorf("EDNS0 %d: written %v %x\nfull path %x", edns, ok, got, w.sent)
+		}
+	}
 }
 
 // TestAnswerWire: the answers written from the records are the full

@@ -68,11 +68,13 @@ type tcpConn struct {
 	wmu  sync.Mutex
 	slot chan struct{} // capacity tcpInFlight: a query in progress holds one
 	wg   sync.WaitGroup
-	// q and hit are the reading goroutine's room for answers from the
-	// answer cache; pending holds the answers it has not yet written
-	// (length-prefixed), sent together before it next waits to read.
+	// q, hit and nw are the reading goroutine's room for answers from
+	// the answer cache or written from the records; pending holds the
+	// answers it has not yet written (length-prefixed), sent together
+	// before it next waits to read.
 	q        quickQuery
 	hit      []byte
+	nw       nameWriter
 	pending  []byte
 	pendingN int // answers in pending
 }
@@ -319,8 +321,9 @@ func (c *tcpConn) readMsg(br *bufio.Reader, idle time.Duration) ([]byte, error) 
 }
 
 // answerCached answers msg from the answer cache, when it holds the
-// answer, on the reading goroutine: a hit costs less than starting a
-// goroutine, and its answer leaves in order. It reports whether it did.
+// answer, or else written from the records when answerWire can, on the
+// reading goroutine: either costs less than starting a goroutine, and
+// its answer leaves in order. It reports whether it did.
 func (c *tcpConn) answerCached(msg []byte) bool {
 	st := c.s.settings()
 	if !st.parseQuick(msg, dns.MaxMsgSize, &c.q) {
@@ -328,7 +331,13 @@ func (c *tcpConn) answerCached(msg []byte) bool {
 	}
 	ans, rcode, ok := c.s.cached(st, &c.q, msg, c.hit)
 	if !ok {
-		return false
+		var z servedZone
+		var qname string
+		if ans, z, qname, ok = c.s.answerWire(st, &c.q, msg, c.hit, &c.nw); !ok {
+			return false
+		}
+		rcode = dns.RcodeSuccess
+		st.rememberWire(&c.q, ans, z, qname)
 	}
 	c.hit = ans[:0]
 	c.s.countQuery(rcode)
