@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -113,4 +114,50 @@ func askUntilAnswered(t *testing.T, conn *net.UDPConn, q []byte, id uint16, dst 
 	}
 	t.Errorf("query %d never answered", id)
 	return false
+}
+
+// TestSecondServerOnAddressFails: sharing a UDP address between sockets
+// does not let a second server start on an address a first one serves —
+// its TCP listener finds the port taken — and the first goes on
+// answering every query.
+func TestSecondServerOnAddressFails(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cfg := testConfig(t, fmt.Sprintf(`, "rrl": {"disabled": true}, "dns": {"listen": [%q]}`, addr))
+	first := New(cfg, transportStore(t), Options{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- first.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("first Run: %v", err)
+		}
+	})
+	for deadline := time.Now().Add(10 * time.Second); ; { // until the first has bound its sockets
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first server does not listen on %s: %v", addr, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	dst, _ := net.ResolveUDPAddr("udp", addr)
+	askMany(t, dst, 2, 2)
+
+	second := New(cfg, transportStore(t), Options{}, nil)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	err = second.Run(ctx2)
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("second Run on %s: %v, want address already in use", addr, err)
+	}
+	askMany(t, dst, 8, 4) // every query still answered, none by the second
 }
