@@ -28,12 +28,14 @@ type bulkNames struct {
 func buildBulk(vms map[string][]Record, maxMembers int) bulkNames {
 	g := groupByName(vms)
 	nodes := make([]*node, len(g.names))
+	var scratch edit // one edit for every name: a node keeps none of it
 	for i, name := range g.names {
 		recs := g.recs[g.off[i]:g.off[i+1]]
 		if len(recs) > 1 {
 			slices.SortFunc(recs, Record.Compare)
 		}
-		nodes[i] = groupEdit(recs).node(name, maxMembers)
+		scratch = groupEdit(scratch[:0], recs)
+		nodes[i] = scratch.node(name, maxMembers)
 	}
 	order := canonicalOrder(g.names)
 	b := bulkNames{names: make([]string, len(order)), nodes: make([]*node, len(order))}
@@ -50,7 +52,9 @@ func treeDiff(old *nameTree, b bulkNames) (removed, added []Record) {
 		name           string
 		removed, added []Record
 	}
-	var ds []nameDiff
+	// Sized for every name: growing it copied each entry again and
+	// again in a bootstrap, whose names are all added.
+	ds := make([]nameDiff, 0, old.Len()+len(b.names))
 	it := old.Iterator()
 	on, onode, ok := it.Next()
 	for i := 0; ok || i < len(b.names); {
@@ -116,13 +120,20 @@ func groupByName(vms map[string][]Record) nameGroups {
 	var g nameGroups
 	var counts []int
 	gids := make([]int32, 0, total)
+	// A VM's records are sorted by name, so most follow one of the same
+	// name: they take its id without a lookup.
+	prev, pid := "", int32(-1)
 	for _, vm := range order {
 		for _, r := range vms[vm] {
-			id, ok := at[r.Name]
-			if !ok {
-				id = int32(len(g.names))
-				at[r.Name] = id
-				g.names, counts = append(g.names, r.Name), append(counts, 0)
+			id := pid
+			if pid < 0 || r.Name != prev {
+				var ok bool
+				if id, ok = at[r.Name]; !ok {
+					id = int32(len(g.names))
+					at[r.Name] = id
+					g.names, counts = append(g.names, r.Name), append(counts, 0)
+				}
+				prev, pid = r.Name, id
 			}
 			counts[id]++
 			gids = append(gids, id)
@@ -146,11 +157,10 @@ func groupByName(vms map[string][]Record) nameGroups {
 	return g
 }
 
-// groupEdit makes the edit of one name's records, sorted by
-// Record.Compare: each distinct record once, its smallest Source as
+// groupEdit appends to e (empty) the edit of one name's records, sorted
+// by Record.Compare: each distinct record once, its smallest Source as
 // provider and the others in more.
-func groupEdit(recs []Record) edit {
-	e := make(edit, 0, len(recs))
+func groupEdit(e edit, recs []Record) edit {
 	for _, r := range recs {
 		if n := len(e); n > 0 && rrCompare(e[n-1].rec, r) == 0 {
 			if r.Source != e[n-1].rec.Source && !slices.Contains(e[n-1].more, r.Source) {

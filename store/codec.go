@@ -75,8 +75,21 @@ func decodeVMRecords(zone, vm string, b []byte) ([]Record, error) {
 // bytes) followed by the record as EncodeVMRecords writes it. The previous
 // name and source carry over from Removed into Added.
 func EncodeDiff(d Diff) []byte {
+	b, _ := encodeDiffUpTo(d, -1)
+	return b
+}
+
+// encodeDiffUpTo is EncodeDiff, given up (nil, false) as soon as the
+// encoding is longer than limit bytes; a negative limit is none. A
+// bootstrap's diff, too large for any journal, then costs a fraction of
+// its encoding and none of its buffer (48 bytes a record reserved).
+func encodeDiffUpTo(d Diff, limit int) ([]byte, bool) {
+	size := 9 + (len(d.Removed)+len(d.Added))*48
+	if limit >= 0 {
+		size = min(size, limit+1)
+	}
 	e := recEncoder{zone: zoneSuffix(d.Zone), withSource: true}
-	e.b = make([]byte, 0, 9+(len(d.Removed)+len(d.Added))*48)
+	e.b = make([]byte, 0, size)
 	e.b = append(e.b, formatDiff)
 	e.b = binary.BigEndian.AppendUint32(e.b, uint32(d.From))
 	e.b = binary.BigEndian.AppendUint32(e.b, uint32(d.To))
@@ -84,9 +97,15 @@ func EncodeDiff(d Diff) []byte {
 		e.b = binary.AppendUvarint(e.b, uint64(len(list)))
 		for _, r := range list {
 			e.record(r)
+			if limit >= 0 && len(e.b) > limit {
+				return nil, false
+			}
 		}
 	}
-	return e.b
+	if limit >= 0 && len(e.b) > limit {
+		return nil, false
+	}
+	return e.b, true
 }
 
 // DecodeDiff decodes what EncodeDiff wrote for a diff of zone.

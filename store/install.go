@@ -10,10 +10,19 @@ import (
 // then every new snapshot in one swap.
 func (s *Store) installLocked(plans []*zonePlan) {
 	set := make(map[string]*Snapshot, len(plans))
+	if len(s.vmZones) == 0 {
+		// A first commit (a bootstrap): sized for its VMs up front
+		// rather than grown, and rehashed, through them.
+		n := 0
+		for _, p := range plans {
+			n = max(n, len(p.set))
+		}
+		s.vmZones = make(map[string][]string, n)
+	}
 	for _, p := range plans {
 		vms := s.vms[p.zone]
 		if vms == nil {
-			vms = map[string][]Record{}
+			vms = make(map[string][]Record, len(p.set))
 			s.vms[p.zone] = vms
 		}
 		for vm, recs := range p.set {

@@ -51,11 +51,26 @@ func (e jentry) decode(zone string) (Diff, error) { return DecodeDiff(zone, e.en
 // retainFactor times them, so that a secondary a few commits behind gets
 // an IXFR rather than the whole zone.
 //
-// It returns d's encoding, whether kept or not, for the backend to
-// write (ZoneChange.diffEnc).
+// It returns d's encoding, for the backend to write
+// (ZoneChange.diffEnc), or nil when d is too large to be kept even on
+// its own: its encoding is then given up past that size (a bootstrap's
+// diff of a million records), the journal emptied, and a backend that
+// still wants it encodes it itself.
 func (s *Snapshot) addJournal(d Diff, o *Options) []byte {
 	need, hasNeed := o.needed(s.zone)
-	e := newJEntry(d)
+	// Past this size the new entry is trimmed whatever else the
+	// journal holds (see the loop below); with a Retain the bound is
+	// the retained one, looser than needed and so still safe.
+	limit := o.JournalBytes - jentrySlot
+	if hasNeed {
+		limit = retainFactor*o.JournalBytes - jentrySlot
+	}
+	enc, ok := encodeDiffUpTo(d, max(limit, 0))
+	if !ok {
+		s.journal, s.jbytes, s.jdead = nil, 0, 0
+		return nil
+	}
+	e := jentry{from: d.From, to: d.To, enc: append([]byte(nil), enc...)}
 	if len(s.journal) == cap(s.journal) {
 		s.jdead = 0 // append moves the entries to a new array
 	}

@@ -166,12 +166,24 @@ func (s *Store) namesLocked(p *zonePlan, now time.Time) {
 func (s *Store) journalLocked(p *zonePlan) {
 	p.change.diffEnc = p.next.addJournal(p.change.Diff, &s.opts)
 	p.change.KeepJournal = len(p.next.journal)
+	leaving := 0
+	for _, recs := range p.set {
+		if len(recs) == 0 {
+			leaving++
+		}
+	}
+	if leaving == 0 {
+		// Every VM is set: the plan's own map is SetVMs (backends only
+		// read it), not a copy of its 100k entries in a bootstrap.
+		p.change.SetVMs = p.set
+		return
+	}
 	for vm, recs := range p.set {
 		if len(recs) == 0 {
 			p.change.DelVMs = append(p.change.DelVMs, vm)
 		} else {
 			if p.change.SetVMs == nil {
-				p.change.SetVMs = map[string][]Record{}
+				p.change.SetVMs = make(map[string][]Record, len(p.set)-leaving)
 			}
 			p.change.SetVMs[vm] = recs
 		}

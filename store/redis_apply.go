@@ -325,13 +325,17 @@ func applyArgs(epoch uint64, id string, c ZoneChange) []any {
 		if c.Replace {
 			drop = "2"
 		}
-		enc := c.diffEnc
-		if enc == nil {
-			d := c.Diff
-			d.Zone = c.Zone
-			enc = EncodeDiff(d)
+		// A diff the journal is not to keep is deleted by the script
+		// right after it is pushed: not encoded nor sent.
+		if c.KeepJournal > 0 {
+			enc := c.diffEnc
+			if enc == nil {
+				d := c.Diff
+				d.Zone = c.Zone
+				enc = EncodeDiff(d)
+			}
+			diff = packJournal(enc)
 		}
-		diff = packJournal(enc)
 	}
 	next := c.Next
 	args := make([]any, 0, 10+2*len(c.SetVMs)+len(c.DelVMs))
