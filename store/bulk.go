@@ -1,7 +1,6 @@
 package store
 
 import (
-	"maps"
 	"slices"
 	"strings"
 )
@@ -109,22 +108,26 @@ type nameGroups struct {
 }
 
 // groupByName counts the records of each name, then places each record
-// in its name's range of one slice: one map lookup per record.
+// in its name's range of one slice: one map lookup per run of records of
+// one name. The VMs are taken in the map's order, the same for both
+// passes; the result does not depend on it, since buildBulk sorts each
+// name's records and the names.
 func groupByName(vms map[string][]Record) nameGroups {
-	order := slices.Sorted(maps.Keys(vms)) // one fixed order for both passes
+	lists := make([][]Record, 0, len(vms)) // one order for both passes
 	total := 0
 	for _, recs := range vms {
+		lists = append(lists, recs)
 		total += len(recs)
 	}
 	at := make(map[string]int32, total) // no rehash: names are at most records
-	var g nameGroups
-	var counts []int
+	g := nameGroups{names: make([]string, 0, total/2)}
+	counts := make([]int32, 0, total/2)
 	gids := make([]int32, 0, total)
 	// A VM's records are sorted by name, so most follow one of the same
 	// name: they take its id without a lookup.
 	prev, pid := "", int32(-1)
-	for _, vm := range order {
-		for _, r := range vms[vm] {
+	for _, recs := range lists {
+		for _, r := range recs {
 			id := pid
 			if pid < 0 || r.Name != prev {
 				var ok bool
@@ -141,13 +144,13 @@ func groupByName(vms map[string][]Record) nameGroups {
 	}
 	g.off = make([]int, len(g.names)+1)
 	for i, c := range counts {
-		g.off[i+1] = g.off[i] + c
+		g.off[i+1] = g.off[i] + int(c)
 	}
 	next := slices.Clone(g.off[:len(g.names)])
 	g.recs = make([]Record, total)
 	k := 0
-	for _, vm := range order {
-		for _, r := range vms[vm] {
+	for _, recs := range lists {
+		for _, r := range recs {
 			id := gids[k]
 			g.recs[next[id]] = r
 			next[id]++
@@ -183,11 +186,25 @@ func canonicalOrder(names []string) []int32 {
 		key string
 		i   int32
 	}
-	ks := make([]keyed, len(names))
-	var buf []byte
+	// Every key is cut from one string: one allocation, not one a name.
+	size := 0
+	for _, name := range names {
+		size += len(name) + 1 // a key is no longer than its name and a byte
+	}
+	buf := make([]byte, 0, size)
+	ends := make([]int, len(names))
 	for i, name := range names {
-		buf = canonicalKey(buf[:0], name)
-		ks[i] = keyed{string(buf), int32(i)}
+		buf = canonicalKey(buf, name)
+		ends[i] = len(buf)
+	}
+	all := string(buf)
+	ks := make([]keyed, len(names))
+	for i, end := range ends {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		ks[i] = keyed{all[start:end], int32(i)}
 	}
 	slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
 	order := make([]int32, len(ks))
