@@ -33,8 +33,14 @@ const minRecordBytes = 4
 // position p where the Source's UUID was cut out. Data is a uvarint header
 // h: n = h>>1 bytes follow, preceded by a cut position when h&1 == 1.
 func EncodeVMRecords(zone string, recs []Record) []byte {
-	e := recEncoder{zone: zoneSuffix(zone)}
-	e.b = make([]byte, 0, 1+len(recs)*24)
+	return appendVMRecords(make([]byte, 0, 1+len(recs)*24), zoneSuffix(zone), recs)
+}
+
+// appendVMRecords appends EncodeVMRecords of recs to b, for a zone whose
+// zoneSuffix is suffix: a backend writing many VMs encodes them into
+// one buffer, the suffix made once.
+func appendVMRecords(b []byte, suffix string, recs []Record) []byte {
+	e := recEncoder{zone: suffix, b: b}
 	e.b = append(e.b, formatVMRecords)
 	for _, r := range recs {
 		e.record(r)

@@ -143,3 +143,36 @@ func TestJournalRetainsForSecondary(t *testing.T) {
 		})
 	}
 }
+
+// TestJournalBoundSkipsEncoding checks that a diff given up before its
+// encoding is complete (too large for the journal) is kept or not exactly
+// as the whole entry's size says, around the byte bound and, with a
+// secondary to retain for, around the retained bound.
+func TestJournalBoundSkipsEncoding(t *testing.T) {
+	var recs []Record
+	for i := range 200 {
+		recs = append(recs, Record{Name: fmt.Sprintf("vm-%d.example.com.", i), Type: 16, Data: "some text", Source: "vm"})
+	}
+	d := Diff{Zone: zone, From: 0, To: 7, Added: recs}
+	size := newJEntry(d).size()
+	for _, retain := range []bool{false, true} {
+		bound := func(b int) int { return b }
+		var o Options
+		if retain {
+			o.Retain = func(string) (uint32, bool) { return 0, true }
+			bound = func(b int) int { return retainFactor * b }
+		}
+		for b := size/retainFactor - 80; b <= size+80; b++ {
+			o.JournalEntries, o.JournalBytes = 100, b
+			snap := emptySnapshot(zone, 0)
+			enc := snap.addJournal(d, &o)
+			kept := size <= bound(b)
+			if got := len(snap.journal) == 1; got != kept {
+				t.Fatalf("retain %v, bound %d, entry of %d bytes: kept %v, want %v", retain, b, size, got, kept)
+			}
+			if kept && !slices.Equal(enc, EncodeDiff(d)) {
+				t.Fatalf("retain %v, bound %d: the encoding returned is not the diff's", retain, b)
+			}
+		}
+	}
+}
