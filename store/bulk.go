@@ -82,18 +82,28 @@ func treeDiff(old *nameTree, b bulkNames) (removed, added []Record) {
 			i++
 		}
 	}
-	slices.SortFunc(ds, func(x, y nameDiff) int { return strings.Compare(x.name, y.name) })
+	// Sorted through a compact index (name and position): in a
+	// bootstrap this sorts every name, and moving the whole entries
+	// about cost more than comparing them.
+	type keyed struct {
+		name string
+		i    int32
+	}
+	ks := make([]keyed, len(ds))
 	nr, na := 0, 0
-	for _, d := range ds {
+	for i, d := range ds {
+		ks[i] = keyed{d.name, int32(i)}
 		nr, na = nr+len(d.removed), na+len(d.added)
 	}
+	slices.SortFunc(ks, func(x, y keyed) int { return strings.Compare(x.name, y.name) })
 	if nr > 0 {
 		removed = make([]Record, 0, nr)
 	}
 	if na > 0 {
 		added = make([]Record, 0, na)
 	}
-	for _, d := range ds {
+	for _, k := range ks {
+		d := &ds[k.i]
 		removed, added = append(removed, d.removed...), append(added, d.added...)
 	}
 	return removed, added

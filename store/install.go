@@ -28,7 +28,13 @@ func (s *Store) installLocked(plans []*zonePlan) {
 		for vm, recs := range p.set {
 			if len(recs) > 0 {
 				vms[vm] = recs
-				s.vmZones[vm] = insertSorted(s.vmZones[vm], p.zone)
+				zones := s.vmZones[vm]
+				if zones == nil {
+					// Room for a VM's usual few zones (instance, public,
+					// reverse) in a bootstrap: one allocation, not three.
+					zones = make([]string, 0, min(len(plans), 4))
+				}
+				s.vmZones[vm] = insertSorted(zones, p.zone)
 				continue
 			}
 			delete(vms, vm)
