@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 )
@@ -85,17 +86,13 @@ func treeDiff(old *nameTree, b bulkNames) (removed, added []Record) {
 	// Sorted through a compact index (name and position): in a
 	// bootstrap this sorts every name, and moving the whole entries
 	// about cost more than comparing them.
-	type keyed struct {
-		name string
-		i    int32
-	}
 	ks := make([]keyed, len(ds))
 	nr, na := 0, 0
 	for i, d := range ds {
-		ks[i] = keyed{d.name, int32(i)}
+		ks[i] = keyed{prefix8(d.name), d.name, int32(i)}
 		nr, na = nr+len(d.removed), na+len(d.added)
 	}
-	slices.SortFunc(ks, func(x, y keyed) int { return strings.Compare(x.name, y.name) })
+	slices.SortFunc(ks, keyed.compare)
 	if nr > 0 {
 		removed = make([]Record, 0, nr)
 	}
@@ -192,10 +189,6 @@ func groupEdit(e edit, recs []Record) edit {
 // zero byte or an escaped dot (zonegen's never do); the result is
 // checked, and sorted by nameOrder itself should the check fail.
 func canonicalOrder(names []string) []int32 {
-	type keyed struct {
-		key string
-		i   int32
-	}
 	// Every key is cut from one string: one allocation, not one a name.
 	size := 0
 	for _, name := range names {
@@ -214,9 +207,24 @@ func canonicalOrder(names []string) []int32 {
 		if i > 0 {
 			start = ends[i-1]
 		}
-		ks[i] = keyed{all[start:end], int32(i)}
+		ks[i] = keyed{s: all[start:end], i: int32(i)}
 	}
-	slices.SortFunc(ks, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	// Every key starts with the zone's labels: the prefixes compared
+	// first are taken after the bytes all keys share.
+	common := 0
+	if len(ks) > 0 {
+		common = len(ks[0].s)
+		for _, k := range ks[1:] {
+			common = min(common, len(k.s))
+			for common > 0 && k.s[:common] != ks[0].s[:common] {
+				common--
+			}
+		}
+	}
+	for i := range ks {
+		ks[i].pre = prefix8(ks[i].s[common:])
+	}
+	slices.SortFunc(ks, keyed.compare)
 	order := make([]int32, len(ks))
 	for k := range ks {
 		order[k] = ks[k].i
@@ -243,4 +251,34 @@ func canonicalKey(buf []byte, name string) []byte {
 		name = name[:i]
 	}
 	return buf
+}
+
+// keyed is a string to sort and its position, with its first eight bytes
+// as a number compared first: most comparisons of a sort of a zone's
+// names then read no string, whose bytes are all over the heap.
+type keyed struct {
+	pre uint64
+	s   string
+	i   int32
+}
+
+// compare orders by s: pre is a prefix of s padded with zero bytes, and
+// padding with the smallest byte keeps the order of the strings.
+func (a keyed) compare(b keyed) int {
+	if c := cmp.Compare(a.pre, b.pre); c != 0 {
+		return c
+	}
+	return strings.Compare(a.s, b.s)
+}
+
+// prefix8 is s's first eight bytes, big endian, padded with zero bytes.
+func prefix8(s string) uint64 {
+	var p uint64
+	for i := range 8 {
+		p <<= 8
+		if i < len(s) {
+			p |= uint64(s[i])
+		}
+	}
+	return p
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/cnsd/cnsd/zonegen"
@@ -101,4 +102,20 @@ func servedAll(s *Store) []Record {
 
 func provided(s *Store, zone, vm string) []Record {
 	return slices.Collect(s.Snapshot(zone).Provided(vm))
+}
+
+// TestKeyedCompare checks that comparing the eight-byte prefixes first
+// orders strings as strings.Compare does, around the eighth byte and
+// with zero bytes, which the padding also uses.
+func TestKeyedCompare(t *testing.T) {
+	ss := []string{"", "\x00", "a", "a\x00", "a\x00b", "abcdefg", "abcdefgh", "abcdefgh\x00", "abcdefghi",
+		"abcdefgi", "abcdefh", "b", "\xff", "\xff\xff\xff\xff\xff\xff\xff\xff\x00", "vm-1.inst.u1", "vm-1.inst.u10"}
+	for _, x := range ss {
+		for _, y := range ss {
+			got := keyed{prefix8(x), x, 0}.compare(keyed{prefix8(y), y, 0})
+			if want := strings.Compare(x, y); got != want {
+				t.Errorf("compare(%q, %q) = %d, want %d", x, y, got, want)
+			}
+		}
+	}
 }
