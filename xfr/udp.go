@@ -134,15 +134,8 @@ func (u *udpServer) run(workers int) {
 // hands each batch read to one worker, which answers it with one write
 // (sendmmsg on Linux).
 func (u *udpServer) read() {
-	ps := make([]*udpPacket, udpBatch)
-	for i := range ps {
-		ps[i] = udpPackets.Get().(*udpPacket)
-	}
-	defer func() {
-		for _, p := range ps {
-			udpPackets.Put(p)
-		}
-	}()
+	ps := getPackets()
+	defer putPackets(ps)
 	for {
 		if h := u.s.udpReadHook; h != nil {
 			h()
@@ -164,21 +157,30 @@ func (u *udpServer) read() {
 	}
 }
 
+// getPackets takes from the pool the packets one read fills.
+func getPackets() []*udpPacket {
+	ps := make([]*udpPacket, udpBatch)
+	for i := range ps {
+		ps[i] = udpPackets.Get().(*udpPacket)
+	}
+	return ps
+}
+
+// putPackets gives ps back to the pool.
+func putPackets(ps []*udpPacket) {
+	for _, p := range ps {
+		udpPackets.Put(p)
+	}
+}
+
 // alone serves the socket with one goroutine, the socket one of several
 // sharing an address (ListenUDP), each with a worker of its own: it reads
 // a batch, answers it and sends the answers, then reads again. A pause
 // in answering fills this socket's receive buffer, as the reader's queue
 // would have filled; it is as large as a lone socket's.
 func (u *udpServer) alone() {
-	ps := make([]*udpPacket, udpBatch)
-	for i := range ps {
-		ps[i] = udpPackets.Get().(*udpPacket)
-	}
-	defer func() {
-		for _, p := range ps {
-			udpPackets.Put(p)
-		}
-	}()
+	ps := getPackets()
+	defer putPackets(ps)
 	var w udpBatchWriter
 	var nw nameWriter
 	for {
