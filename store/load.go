@@ -29,7 +29,9 @@ func (s *Store) loadZoneLocked(name string, zd *ZoneData) *Snapshot {
 // records (normalized).
 func buildSnapshot(zone string, serial Serial, vms map[string][]Record, maxMembers int) *Snapshot {
 	snap := &Snapshot{zone: zone, serial: serial, sizes: rrsetSizes{}}
-	snap.fill(buildBulk(vms, maxMembers))
+	b := buildBulk(vms, maxMembers)
+	b.share(vms)
+	snap.fill(b)
 	return snap
 }
 

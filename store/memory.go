@@ -96,8 +96,13 @@ func (m *Memory) applyLocked(c ZoneChange) {
 	if c.Replace {
 		z.VMs, z.Journal = map[string][]Record{}, nil
 	}
+	// The slices are kept, not copied, as the journal's Diffs always
+	// were: Apply's caller leaves them alone (Backend.Apply), and the
+	// Store's own per-VM state holds the same slices, so that a copy
+	// would add a record's 56 bytes for each one stored. Load and Since
+	// hand out copies.
 	for vm, recs := range c.SetVMs {
-		z.VMs[vm] = slices.Clone(recs)
+		z.VMs[vm] = recs
 	}
 	for _, vm := range c.DelVMs {
 		delete(z.VMs, vm)

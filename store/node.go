@@ -1,6 +1,10 @@
 package store
 
-import "slices"
+import (
+	"slices"
+	"strings"
+	"unsafe"
+)
 
 // rrCompare orders records by (name, type, data), ignoring Source: the
 // identity of a served record. Two VMs providing the same rrCompare-equal
@@ -22,8 +26,8 @@ type edit []entry
 // and those it holds (members over Options.MaxMembers), in order.
 func editOf(n *node) edit {
 	e := servedOf(n)
-	if n != nil && len(n.held) > 0 {
-		e = append(e, n.held...)
+	if held := n.heldOf(); len(held) > 0 {
+		e = append(e, held...)
 		slices.SortFunc(e, func(x, y entry) int { return rrCompare(x.rec, y.rec) })
 	}
 	return e
@@ -34,12 +38,9 @@ func servedOf(n *node) edit {
 	if n == nil {
 		return nil
 	}
-	e := make(edit, len(n.recs), len(n.recs)+len(n.held))
+	e := make(edit, len(n.recs), len(n.recs)+len(n.heldOf()))
 	for i, r := range n.recs {
-		e[i].rec = r
-		if n.more != nil {
-			e[i].more = n.more[i]
-		}
+		e[i].rec, e[i].more = r, n.moreAt(i)
 	}
 	return e
 }
@@ -101,14 +102,20 @@ func (e edit) node(name string, max int) *node {
 		return nil
 	}
 	e, held := e.split(name, max)
-	n := &node{recs: make([]Record, len(e)), held: held}
+	n := &node{recs: make([]Record, len(e))}
+	if len(held) > 0 {
+		n.x = &nodeExtra{held: held}
+	}
 	for i, x := range e {
 		n.recs[i] = x.rec
 		if len(x.more) > 0 {
-			if n.more == nil {
-				n.more = make([][]string, len(e))
+			if n.x == nil {
+				n.x = &nodeExtra{}
 			}
-			n.more[i] = x.more
+			if n.x.more == nil {
+				n.x.more = make([][]string, len(e))
+			}
+			n.x.more[i] = x.more
 		}
 	}
 	return n
@@ -147,4 +154,58 @@ func recsOf(n *node) []Record {
 		return nil
 	}
 	return n.recs
+}
+
+// shareRecs makes n's records a part of own, the sorted records of the
+// VM that provides all of them, when n has no other provider and holds
+// nothing back: then they are exactly that VM's records at the name,
+// which the Store keeps anyway (Store.vms), and a copy would double
+// them. own must be the VM's current records, so that the nodes keep no
+// replaced slice alive (zonePlan.repoint).
+func shareRecs(n *node, own func(vm string) []Record) *node {
+	if n == nil || n.x != nil || len(n.recs) == 0 {
+		return n
+	}
+	vm := n.recs[0].Source
+	for _, r := range n.recs[1:] {
+		if r.Source != vm {
+			return n
+		}
+	}
+	if run, ok := recsAt(own(vm), n.recs[0].Name); ok && slices.Equal(run, n.recs) {
+		n.recs = run
+	}
+	return n
+}
+
+// recsAt returns the run of recs (sorted by Record.Compare) at name, its
+// capacity cut so that nothing can append into the rest.
+func recsAt(recs []Record, name string) ([]Record, bool) {
+	i, found := slices.BinarySearchFunc(recs, name, func(r Record, name string) int { return strings.Compare(r.Name, name) })
+	if !found {
+		return nil, false
+	}
+	j := i + 1
+	for j < len(recs) && recs[j].Name == name {
+		j++
+	}
+	return recs[i:j:j], true
+}
+
+// aliases reports whether recs is a part of the array of in.
+func aliases(recs, in []Record) bool {
+	if len(recs) == 0 || cap(in) == 0 {
+		return false
+	}
+	p, lo := uintptr(unsafe.Pointer(unsafe.SliceData(recs))), uintptr(unsafe.Pointer(unsafe.SliceData(in)))
+	return p >= lo && p < lo+uintptr(cap(in))*unsafe.Sizeof(Record{})
+}
+
+// share makes the records of b's nodes parts of their VM's records in
+// vms where it can (shareRecs); the bulk builder copies them.
+func (b bulkNames) share(vms map[string][]Record) {
+	own := func(vm string) []Record { return vms[vm] }
+	for i, n := range b.nodes {
+		b.nodes[i] = shareRecs(n, own)
+	}
 }

@@ -154,7 +154,7 @@ func (s *Store) namesLocked(p *zonePlan, now time.Time) {
 		removed, added = p.applyRebuild(next, s.vms[p.zone], s.opts.MaxMembers)
 	} else {
 		p.opsOf()
-		removed, added = p.applyOps(next, s.opts.MaxMembers)
+		removed, added = p.applyOps(next, s.vms[p.zone], s.opts.MaxMembers)
 	}
 	p.next = next
 	p.change = ZoneChange{Zone: p.zone, Prev: prev, Next: next.serial,
@@ -191,10 +191,23 @@ func (s *Store) journalLocked(p *zonePlan) {
 	slices.Sort(p.change.DelVMs)
 }
 
+// own returns vm's records in the zone after the plan, given those
+// before it (vms).
+func (p *zonePlan) own(vms map[string][]Record) func(vm string) []Record {
+	return func(vm string) []Record {
+		if recs, ok := p.set[vm]; ok {
+			return recs
+		}
+		return vms[vm]
+	}
+}
+
 // applyOps applies the plan's ops to next's names, adjusting its record
-// count, and returns the served records removed and added, sorted.
-func (p *zonePlan) applyOps(next *Snapshot, maxMembers int) (removed, added []Record) {
+// count, and returns the served records removed and added, sorted. vms
+// are the zone's VMs' records before the plan.
+func (p *zonePlan) applyOps(next *Snapshot, vms map[string][]Record, maxMembers int) (removed, added []Record) {
 	names := newNameMap(next.names)
+	own := p.own(vms)
 	for name, ops := range p.ops {
 		old, _ := next.names.Get(name)
 		e := editOf(old)
@@ -205,11 +218,12 @@ func (p *zonePlan) applyOps(next *Snapshot, maxMembers int) (removed, added []Re
 				e = e.remove(o.r, o.vm)
 			}
 		}
-		nn := e.node(name, maxMembers)
+		nn := shareRecs(e.node(name, maxMembers), own)
 		removed, added = served(recsOf(old), recsOf(nn), removed, added)
 		next.replaced(old, nn)
 		names.set(name, nn)
 	}
+	p.repoint(next.names, names)
 	next.names = names.done()
 	slices.SortFunc(removed, Record.Compare)
 	slices.SortFunc(added, Record.Compare)
@@ -224,10 +238,37 @@ func (p *zonePlan) applyRebuild(next *Snapshot, vms map[string][]Record, maxMemb
 	maps.Copy(all, vms)
 	maps.Copy(all, p.set)
 	b := buildBulk(all, maxMembers)
+	b.share(all)
 	removed, added = treeDiff(next.names, b)
 	next.n, next.sizes = 0, rrsetSizes{}
 	next.fill(b)
 	return removed, added
+}
+
+// repoint moves the nodes that share a changed VM's old records
+// (shareRecs) and that no op touched onto its new records, equal at
+// those names: the old slice would otherwise stay alive, whole, for as
+// long as one of them did. cur is the tree before the plan.
+func (p *zonePlan) repoint(cur *nameTree, names *nameMap) {
+	if names.fresh != nil {
+		return // every name was built by an op
+	}
+	for _, d := range p.deltas {
+		if len(d.old) == 0 || len(d.nw) == 0 {
+			continue // nothing shared yet, or every name has an op
+		}
+		for i := 0; i < len(d.nw); {
+			name := d.nw[i].Name
+			run, _ := recsAt(d.nw[i:], name)
+			i += len(run)
+			if _, touched := p.ops[name]; touched {
+				continue
+			}
+			if old, ok := cur.Get(name); ok && aliases(old.recs, d.old) && slices.Equal(old.recs, run) {
+				names.set(name, &node{recs: run})
+			}
+		}
+	}
 }
 
 func (s *Snapshot) clone() *Snapshot {

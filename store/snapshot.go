@@ -30,15 +30,42 @@ type Snapshot struct {
 // node holds the served records at one name: the union of every VM's
 // records there, de-duplicated by (name, type, data) and sorted by type
 // then data. recs[i].Source is the smallest UUID of the VMs that provide
-// the record and more[i] lists the others, sorted; more is nil when every
-// record has a single provider, which is the common case and costs
-// nothing. Nodes are never modified once published.
+// the record; the others, and the records held back, are in x, which is
+// nil when every record has a single provider and no cap applies — the
+// common case, which then takes a slice header and a pointer (32 bytes)
+// rather than three slice headers (docs/BENCHMARKS.md, "Issue 18: the
+// store's memory per record"). When one VM provides every record, recs
+// is a part of that VM's own record slice (shareRecs) rather than a
+// copy. Nodes are never modified once published.
 type node struct {
 	recs []Record
+	x    *nodeExtra
+}
+
+// nodeExtra is what few nodes have besides their records.
+type nodeExtra struct {
+	// more[i] lists the providers of recs[i] other than its Source,
+	// sorted; nil when every record has a single provider.
 	more [][]string
 	// held are the records of the members a name does not publish
 	// (Options.MaxMembers, members.go), sorted; nil without a cap.
 	held []entry
+}
+
+// moreAt returns the providers of recs[i] other than its Source.
+func (n *node) moreAt(i int) []string {
+	if n.x == nil || n.x.more == nil {
+		return nil
+	}
+	return n.x.more[i]
+}
+
+// heldOf returns the records the node holds back (members.go).
+func (n *node) heldOf() []entry {
+	if n == nil || n.x == nil {
+		return nil
+	}
+	return n.x.held
 }
 
 // Zone returns the zone's name (absolute, lower-case, trailing dot).
@@ -115,7 +142,7 @@ func (s *Snapshot) Provided(source string) iter.Seq[Record] {
 		for !it.Done() {
 			_, n, _ := it.Next()
 			for i, r := range n.recs {
-				if r.Source != source && (n.more == nil || !slices.Contains(n.more[i], source)) {
+				if r.Source != source && !slices.Contains(n.moreAt(i), source) {
 					continue
 				}
 				r.Source = source

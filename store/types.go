@@ -74,7 +74,9 @@ type Backend interface {
 	// change of a zone is visible or none of it. A zone whose stored
 	// serial is not Prev is left alone and ErrConflict returned; so is
 	// every zone when the lease epoch is older than one a newer writer
-	// has used (ErrFenced).
+	// has used (ErrFenced). Apply may keep the slices of changes (their
+	// records, the Diff's lists); callers must not modify them
+	// afterwards.
 	Apply(ctx context.Context, epoch uint64, changes []ZoneChange) error
 	// Floors returns the final serial of every zone name a Drop change
 	// deleted, the latest drop's for a name dropped more than once: a
