@@ -62,7 +62,16 @@ func normalize(vm string, recs []Record) []Record {
 		out[i].Source = vm
 	}
 	slices.SortFunc(out, Record.Compare)
-	return slices.CompactFunc(out, func(a, b Record) bool { return rrCompare(a, b) == 0 })
+	out = slices.CompactFunc(out, func(a, b Record) bool { return rrCompare(a, b) == 0 })
+	// The copy is the Store's own: records at one name take one string
+	// for it, so that the copies a caller made per record (a service
+	// name built once per member, say) can go.
+	for i := 1; i < len(out); i++ {
+		if out[i].Name == out[i-1].Name {
+			out[i].Name = out[i-1].Name
+		}
+	}
+	return out
 }
 
 // insertSorted adds s to the sorted list ss unless it is there.
