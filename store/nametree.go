@@ -272,3 +272,50 @@ func (it *nameIter) Next() (name string, n *node, ok bool) {
 	it.settle()
 	return name, n, true
 }
+
+// Replace returns a tree where names, sorted by nameOrder without
+// duplicates, hold vals (the same index), copying the path to each leaf
+// once however many of its names change, rather than once per name as
+// Set does. It only replaces: ok is false, and the tree unchanged, when
+// a name is not in t.
+func (t *nameTree) Replace(names []string, vals []*node) (_ *nameTree, ok bool) {
+	if len(names) == 0 {
+		return t, true
+	}
+	if t.Len() == 0 {
+		return t, false
+	}
+	root, ok := t.root.replace(names, vals)
+	if !ok {
+		return t, false
+	}
+	return &nameTree{root: root, size: t.size}, true
+}
+
+func (n *tnode) replace(names []string, vals []*node) (*tnode, bool) {
+	if n.kids == nil {
+		c := &tnode{keys: slices.Clone(n.keys), vals: slices.Clone(n.vals)}
+		for k, name := range names {
+			i, found := slices.BinarySearchFunc(c.keys, name, cmpName)
+			if !found {
+				return nil, false
+			}
+			c.keys[i], c.vals[i] = name, vals[k] // the new key, as in set
+		}
+		return c, true
+	}
+	c := &tnode{keys: slices.Clone(n.keys), kids: slices.Clone(n.kids)}
+	for lo := 0; lo < len(names); {
+		i, hi := n.childIndex(names[lo]), lo+1
+		for hi < len(names) && n.childIndex(names[hi]) == i {
+			hi++
+		}
+		kid, ok := n.kids[i].replace(names[lo:hi], vals[lo:hi])
+		if !ok {
+			return nil, false
+		}
+		c.keys[i], c.kids[i] = kid.keys[0], kid
+		lo = hi
+	}
+	return c, true
+}

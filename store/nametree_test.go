@@ -127,3 +127,46 @@ func checkTree(t *testing.T, tree *nameTree, model map[string]*node) {
 		t.Fatal("Seek past the last name is not done")
 	}
 }
+
+// TestNameTreeReplace: Replace gives the same tree as a Set per name,
+// leaves the tree it started from unchanged, and refuses a name the
+// tree does not hold.
+func TestNameTreeReplace(t *testing.T) {
+	names := make([]string, 3000)
+	nodes := make([]*node, len(names))
+	for i := range names {
+		names[i], nodes[i] = fmt.Sprintf("n%d.inst.z%d.example.com.", i, i%7), &node{}
+	}
+	slices.SortFunc(names, cmpName)
+	tree := buildNameTree(names, nodes)
+	rng := rand.New(rand.NewPCG(2, 3))
+	var keys []string
+	var vals []*node
+	for i, name := range names {
+		if rng.IntN(10) == 0 || i < 40 {
+			keys, vals = append(keys, name), append(vals, &node{})
+		}
+	}
+	got, ok := tree.Replace(keys, vals)
+	if !ok {
+		t.Fatal("Replace refused names the tree holds")
+	}
+	want := tree
+	for i, k := range keys {
+		want = want.Set(k, vals[i])
+	}
+	for i, name := range names {
+		g, _ := got.Get(name)
+		w, _ := want.Get(name)
+		o, _ := tree.Get(name)
+		if g != w || o != nodes[i] {
+			t.Fatalf("%s: Replace gives %p, Set %p; the old tree %p, want %p", name, g, w, o, nodes[i])
+		}
+	}
+	if got.Len() != len(names) {
+		t.Errorf("Len %d after Replace, want %d", got.Len(), len(names))
+	}
+	if _, ok := tree.Replace([]string{names[0], "absent.example.com."}, []*node{{}, {}}); ok {
+		t.Error("Replace took a name the tree does not hold")
+	}
+}

@@ -249,10 +249,14 @@ func (p *zonePlan) applyRebuild(next *Snapshot, vms map[string][]Record, maxMemb
 // (shareRecs) and that no op touched onto its new records, equal at
 // those names: the old slice would otherwise stay alive, whole, for as
 // long as one of them did. cur is the tree before the plan.
+// The nodes are replaced together, a path copy per leaf (Replace): a
+// VM's names are mostly neighbours in the tree.
 func (p *zonePlan) repoint(cur *nameTree, names *nameMap) {
 	if names.fresh != nil {
 		return // every name was built by an op
 	}
+	var keys []string
+	var nodes []*node
 	for _, d := range p.deltas {
 		if len(d.old) == 0 || len(d.nw) == 0 {
 			continue // nothing shared yet, or every name has an op
@@ -265,9 +269,28 @@ func (p *zonePlan) repoint(cur *nameTree, names *nameMap) {
 				continue
 			}
 			if old, ok := cur.Get(name); ok && aliases(old.recs, d.old) && slices.Equal(old.recs, run) {
-				names.set(name, &node{recs: run})
+				keys, nodes = append(keys, name), append(nodes, &node{recs: run})
 			}
 		}
+	}
+	if len(keys) > 1 {
+		order := make([]int, len(keys))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return cmpName(keys[a], keys[b]) })
+		sk, sn := make([]string, len(keys)), make([]*node, len(keys))
+		for k, i := range order {
+			sk[k], sn[k] = keys[i], nodes[i]
+		}
+		keys, nodes = sk, sn
+	}
+	if t, ok := names.t.Replace(keys, nodes); ok {
+		names.t = t
+		return
+	}
+	for i, name := range keys { // not expected: each name is in the tree
+		names.set(name, nodes[i])
 	}
 }
 
