@@ -137,15 +137,9 @@ func (u *udpServer) read() {
 	ps := getPackets()
 	defer putPackets(ps)
 	for {
-		if h := u.s.udpReadHook; h != nil {
-			h()
-		}
-		n, err := u.ctl.read(u.conn, ps)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue // an ICMP error reported on the socket, say
+		n, open := u.readBatch(ps)
+		if !open {
+			return
 		}
 		batch := make([]*udpPacket, n)
 		for i, p := range ps[:n] {
@@ -154,6 +148,24 @@ func (u *udpServer) read() {
 			ps[i] = udpPackets.Get().(*udpPacket)
 		}
 		u.queue <- batch
+	}
+}
+
+// readBatch reads into ps as many datagrams as are waiting, at least
+// one; open is false once the socket is closed.
+func (u *udpServer) readBatch(ps []*udpPacket) (n int, open bool) {
+	for {
+		if h := u.s.udpReadHook; h != nil {
+			h()
+		}
+		n, err := u.ctl.read(u.conn, ps)
+		if err == nil {
+			return n, true
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return 0, false
+		}
+		// An ICMP error reported on the socket, say: read again.
 	}
 }
 
@@ -184,15 +196,9 @@ func (u *udpServer) alone() {
 	var w udpBatchWriter
 	var nw nameWriter
 	for {
-		if h := u.s.udpReadHook; h != nil {
-			h()
-		}
-		n, err := u.ctl.read(u.conn, ps)
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
-				return
-			}
-			continue
+		n, open := u.readBatch(ps)
+		if !open {
+			return
 		}
 		batch := ps[:n]
 		for _, p := range batch {
