@@ -12,22 +12,14 @@ import (
 // packet first goes the full path, which may cache its answer, so that
 // every packet the cache would take is also tried against it.
 func FuzzAnswerCache(f *testing.F) {
-	for _, q := range []struct {
-		name  string
-		qtype uint16
-		edns  int
-		do    bool
-	}{
-		{"web.example.test.", dns.TypeA, 0, false},
-		{"WEB.example.test.", dns.TypeA, 1232, true},
-		{"alias.example.test.", dns.TypeAAAA, 4096, false},
-		{"_http._tcp.svc.example.test.", dns.TypeSRV, 1232, false},
-		{"1.2.0.192.in-addr.arpa.", dns.TypePTR, 0, false},
-		{"nope.example.test.", dns.TypeTXT, 512, false},
-		{"x.sub.example.test.", dns.TypeA, 100, false},
-	} {
-		f.Add(packQuery(f, 1, q.name, q.qtype, q.edns, q.do, true, false))
-	}
+	addQuerySeeds(f,
+		querySeed{"web.example.test.", dns.TypeA, 0, false},
+		querySeed{"WEB.example.test.", dns.TypeA, 1232, true},
+		querySeed{"alias.example.test.", dns.TypeAAAA, 4096, false},
+		querySeed{"_http._tcp.svc.example.test.", dns.TypeSRV, 1232, false},
+		querySeed{"1.2.0.192.in-addr.arpa.", dns.TypePTR, 0, false},
+		querySeed{"nope.example.test.", dns.TypeTXT, 512, false},
+		querySeed{"x.sub.example.test.", dns.TypeA, 100, false})
 	s := New(testConfig(f, noRRL), testStore(f, queryZones), Options{}, nil)
 	f.Fuzz(func(t *testing.T, packet []byte) {
 		fullPath(s, packet, true)
@@ -39,4 +31,20 @@ func FuzzAnswerCache(f *testing.F) {
 			t.Fatalf("request %x:\ncache     %x\nfull path %x", packet, got, want)
 		}
 	})
+}
+
+// querySeed is a query a fuzz test starts from: name, type, the EDNS
+// payload size (0: no OPT record) and the DO bit.
+type querySeed struct {
+	name  string
+	qtype uint16
+	edns  int
+	do    bool
+}
+
+// addQuerySeeds adds each seed, packed with ID 1 and RD set, to f's corpus.
+func addQuerySeeds(f *testing.F, seeds ...querySeed) {
+	for _, q := range seeds {
+		f.Add(packQuery(f, 1, q.name, q.qtype, q.edns, q.do, true, false))
+	}
 }

@@ -109,20 +109,12 @@ func TestAnswerWire(t *testing.T) {
 // FuzzAnswerWire: whatever arrives, answerWire either declines it or
 // writes exactly the octets the full path sends.
 func FuzzAnswerWire(f *testing.F) {
-	for _, q := range []struct {
-		name  string
-		qtype uint16
-		edns  int
-		do    bool
-	}{
-		{"web.example.test.", dns.TypeA, 0, false},
-		{"web.example.test.", dns.TypeAAAA, 1232, true},
-		{"web.example.test.", dns.TypeTXT, 4096, false},
-		{"a.b.c.example.test.", dns.TypeA, 512, false},
-		{"x.sub.example.test.", dns.TypeA, 100, false},
-	} {
-		f.Add(packQuery(f, 1, q.name, q.qtype, q.edns, q.do, true, false))
-	}
+	addQuerySeeds(f,
+		querySeed{"web.example.test.", dns.TypeA, 0, false},
+		querySeed{"web.example.test.", dns.TypeAAAA, 1232, true},
+		querySeed{"web.example.test.", dns.TypeTXT, 4096, false},
+		querySeed{"a.b.c.example.test.", dns.TypeA, 512, false},
+		querySeed{"x.sub.example.test.", dns.TypeA, 100, false})
 	s := New(testConfig(f, noRRL), testStore(f, queryZones), Options{}, nil)
 	f.Fuzz(func(t *testing.T, packet []byte) {
 		got, ok := wirePath(s, packet)

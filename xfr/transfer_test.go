@@ -30,6 +30,13 @@ func serveLogged(t testing.TB, cfg *schema.Config, src Source, opts Options, log
 	pc, l := secondarytest.ListenPair(t)
 	opts.PacketConns, opts.Listeners = []net.PacketConn{pc}, []net.Listener{l}
 	s := New(cfg, src, opts, log)
+	runServer(t, s)
+	return pc.LocalAddr().String(), s
+}
+
+// runServer runs s until the test ends, and fails the test when Run
+// ends with an error other than its cancellation.
+func runServer(t testing.TB, s *Server) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
@@ -39,7 +46,6 @@ func serveLogged(t testing.TB, cfg *schema.Config, src Source, opts Options, log
 			t.Errorf("Run: %v", err)
 		}
 	})
-	return pc.LocalAddr().String(), s
 }
 
 // transfer runs an AXFR or IXFR (from serial, when ixfr) and returns

@@ -48,15 +48,7 @@ func startTransport(t testing.TB, extra string, src Source, opts Options, prep f
 	if prep != nil {
 		prep(s)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	runServer(t, s)
 	return pc.LocalAddr().String(), s
 }
 
