@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -20,21 +21,27 @@ import (
 )
 
 // freePorts returns n distinct ports of 127.0.0.1, each free for TCP and
-// UDP when asked. All are held until the last is chosen: closed one by
-// one, the kernel handed the same port out twice. Another process may
-// still take a port before the demo binds it, which only makes the test
-// fail, never pass wrongly.
+// UDP when asked, chosen below the kernel's range of ephemeral ports: the
+// simulated cloud the demo starts listens on port 0, and a port from that
+// range could be handed to it before cnsd binds it. All are held until
+// the last is chosen. Another process may still take a port before the
+// demo binds it, which only makes the test fail, never pass wrongly.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
+	low := ephemeralLow()
 	var ports []int
-	for len(ports) < n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 10000 {
+			t.Fatalf("no %d free ports below %d", n, low)
+		}
+		port := 10000 + rand.IntN(low-10000)
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		l, err := net.Listen("tcp", addr)
 		if err != nil {
-			t.Fatal(err)
+			continue
 		}
 		defer l.Close()
-		port := l.Addr().(*net.TCPAddr).Port
-		pc, err := net.ListenPacket("udp", l.Addr().String())
+		pc, err := net.ListenPacket("udp", addr)
 		if err != nil {
 			continue
 		}
@@ -42,6 +49,20 @@ func freePorts(t *testing.T, n int) []int {
 		ports = append(ports, port)
 	}
 	return ports
+}
+
+// ephemeralLow is the first port the kernel hands out for port 0
+// (Linux's ip_local_port_range; 32768, its default, elsewhere).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil && v > 10100 {
+				return v
+			}
+		}
+	}
+	return 32768
 }
 
 // buildDemo builds the demo and the programs it starts into one directory.
