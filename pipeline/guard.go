@@ -68,18 +68,39 @@ func (p *Pipeline) guard(now time.Time, cause string, cs []zonegen.Contribution,
 		// The newest evaluation of a source supersedes what any other
 		// hold kept of it: a source waits in one hold only, with its
 		// current contribution.
+		// A source whose evaluation did not change stays where it
+		// waits: a compute-node listing that re-evaluates VMs a re-list
+		// holds (as at start, where the two race) is not what removes
+		// them, and the operator should see one hold for one cause.
+		kept := false
 		for _, o := range p.holds {
-			if _, ok := o.held[c.VM]; ok && o != h {
-				delete(o.held, c.VM)
-				others[o] = true
+			held, ok := o.held[c.VM]
+			if !ok || o == h {
+				continue
 			}
+			if sameRecords(held, c) {
+				o.held[c.VM] = c
+				kept = true
+				continue
+			}
+			delete(o.held, c.VM)
+			others[o] = true
 		}
-		h.held[c.VM] = c
+		if !kept {
+			h.held[c.VM] = c
+		}
 	}
 	p.settle(h, now)
 	for o := range others {
 		p.settle(o, now)
 	}
+}
+
+// sameRecords reports whether a and b give their VM the same records.
+func sameRecords(a, b zonegen.Contribution) bool {
+	return a.Unresolved == b.Unresolved && slices.EqualFunc(a.Zones, b.Zones, func(x, y zonegen.ZoneRecords) bool {
+		return x.Zone == y.Zone && slices.Equal(x.Records, y.Records)
+	})
 }
 
 // submit sends contributions computed by a path the guard does not watch

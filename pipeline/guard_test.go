@@ -152,21 +152,25 @@ func TestConfirmCommitsCurrentContributions(t *testing.T) {
 }
 
 // A source held for one cause and evaluated again by another bulk change
-// waits in the newer hold only, with the newer contribution: confirming
-// the older hold does not commit what the source was.
+// that changes its records waits in the newer hold only, with the newer
+// contribution: confirming the older hold does not commit what the source
+// was. Evaluated again with the same records, it stays where it waits.
 func TestSourceWaitsInOneHold(t *testing.T) {
 	w, s, b := stoppedStrictWorld(t)
-	updateUser(t, w, bob, mockcloud.UserPatch{TritonCNSEnabled: ptr("false")})
+	must[mockcloud.VM](t)(w.cloud.SetTags(bobVM, map[string]any{"triton.cns.services": "api2"}))
 	for _, id := range []string{web3, db1} {
 		must[mockcloud.VM](t)(w.cloud.DestroyVM(id))
 	}
 	w.start(s, b)
+	// The compute-node listing at start re-evaluates the VMs of every
+	// node, racing the re-list: it finds the same records, so every VM
+	// stays in the re-list's hold.
 	w.waitFor("the re-list held", func() bool {
 		h := w.p.Holds()
-		return len(h) == 1 && slices.Equal(h[0].VMs, []string{web3, db1, bobVM}) && w.p.Idle()
+		return len(h) == 1 && h[0].Cause == CauseRelist && slices.Equal(h[0].VMs, sortedIDs(web3, db1, bobVM)) && w.p.Idle()
 	})
-	// cn2 goes down: bobVM, on cn2 and still disabled, is evaluated by
-	// the compute-node change and moves to its hold.
+	// cn2 goes down: bobVM, on cn2, loses its service records too and
+	// moves to the compute-node hold.
 	down, old := "unknown", w.clock.Now().Add(-2*time.Hour).UTC().Format(time.RFC3339)
 	must[mockcloud.Server](t)(w.cloud.UpdateServer(cn2, mockcloud.ServerPatch{Status: &down, LastHeartbeat: &old}))
 	w.waitFor("bobVM in the compute-node hold", func() bool {
@@ -182,16 +186,22 @@ func TestSourceWaitsInOneHold(t *testing.T) {
 			t.Errorf("bobVM waits in the re-list hold too: %+v", h)
 		}
 	}
-	updateUser(t, w, bob, mockcloud.UserPatch{TritonCNSEnabled: ptr("true")})
+	// bobVM changed again settles it: out of every hold, committed.
+	must[mockcloud.VM](t)(w.cloud.SetTags(bobVM, map[string]any{"triton.cns.services": "api"}))
 	up, now := "running", w.clock.Now().UTC().Format(time.RFC3339)
 	must[mockcloud.Server](t)(w.cloud.UpdateServer(cn2, mockcloud.ServerPatch{Status: &up, LastHeartbeat: &now}))
 	w.waitFor("only the re-list held", func() bool {
 		h := w.p.Holds()
-		return len(h) == 1 && h[0].Cause == CauseRelist && w.p.Idle()
+		return len(h) == 1 && h[0].Cause == CauseRelist && slices.Equal(h[0].VMs, sortedIDs(web3, db1)) && w.p.Idle()
 	})
 	if err := w.p.Confirm(CauseRelist); err != nil {
 		t.Fatal(err)
 	}
 	w.waitOracle(s)
 	w.waitAddrs("api.svc.bob.pub.example.com.", "192.0.2.15")
+}
+
+func sortedIDs(ids ...string) []string {
+	slices.Sort(ids)
+	return ids
 }
