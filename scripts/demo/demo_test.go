@@ -222,17 +222,23 @@ func TestMakeRunCtrlC(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(3 * time.Minute)
 	for !strings.Contains(out.String(), "Ctrl-C stops") {
+		select {
+		case err := <-exited:
+			t.Fatalf("make run ended (%v) before printing its Try list:\n%s\n%s", err, out.String(), logs(dir))
+		case <-time.After(100 * time.Millisecond):
+		}
 		if time.Now().After(deadline) {
 			t.Fatalf("make run printed no Try list in 3 minutes:\n%s\n%s", out.String(), logs(dir))
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	err := cmd.Wait()
+	err := <-exited
 	// make ends itself with the SIGINT once its recipe has ended, as it
 	// should; what matters is that the recipe ended well.
 	if ee := (*exec.ExitError)(nil); err != nil && (!errors.As(err, &ee) || ee.ExitCode() > 0) {
