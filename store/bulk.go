@@ -10,11 +10,19 @@ import (
 // from the backend — or a commit that only adds VMs, at least as many
 // records as the zone holds, gets its names in one pass over sorted
 // slices rather than record by record through a map of edits and name
-// by name into the tree: the records of every VM in the zone are
-// grouped by name, the names sorted once, every node built once, and
-// the tree built from the sorted nodes (buildNameTree). The diff is one
-// walk over the old and the new names in step, sorted by name at the
-// end.
+// by name into the tree: every VM's records are cut into runs of one
+// name (a VM's records are sorted by name), the runs sorted once in the
+// names' canonical order, every node built once from the runs of its
+// name, and the tree built from the sorted nodes (buildNameTree). The
+// diff is one walk over the old and the new names in step, sorted by
+// name at the end.
+//
+// A name only one VM provides — most names — gets that VM's run itself
+// as its records (shareRecs), in a node cut from a slab: nothing is
+// copied, so a bootstrap of a million records allocates for its nodes a
+// few bytes a name instead of a copy of every record grouped by name and
+// another in each node (docs/BENCHMARKS.md, "Issue 18: memory per record
+// after the bootstrap").
 
 // bulkNames is a zone's names built from nothing.
 type bulkNames struct {
@@ -22,32 +30,97 @@ type bulkNames struct {
 	nodes []*node  // names[i]'s node
 }
 
+// nodeSlab is how many nodes of one name and one VM are allocated
+// together: one allocation, and one object for the collector to mark,
+// instead of each; small enough that a slab kept alive by a node
+// commits have not replaced holds little else.
+const nodeSlab = 256
+
 // buildBulk builds the nodes of a zone holding vms' records (each VM's
 // normalized: sorted, Source the VM, no duplicate RR) and nothing else.
-// The result does not depend on the map's order.
+// The nodes of names one VM provides share its records (shareRecs); vms'
+// slices must be the ones the Store keeps. The result does not depend on
+// the map's order.
 func buildBulk(vms map[string][]Record, maxMembers int) bulkNames {
-	g := groupByName(vms)
-	nodes := make([]*node, len(g.names))
-	var scratch edit // one edit for every name: a node keeps none of it
-	for i, name := range g.names {
-		recs := g.recs[g.off[i]:g.off[i+1]]
-		if len(recs) > 1 {
-			slices.SortFunc(recs, Record.Compare)
+	runs := runsOf(vms)
+	order := canonicalOrder(len(runs), func(i int) string { return runs[i].name })
+	names := 0
+	for k := range order {
+		if k == 0 || runs[order[k]].name != runs[order[k-1]].name {
+			names++
 		}
-		scratch = groupEdit(scratch[:0], recs)
-		nodes[i] = scratch.node(name, maxMembers)
 	}
-	order := canonicalOrder(g.names)
-	b := bulkNames{names: make([]string, len(order)), nodes: make([]*node, len(order))}
-	for k, i := range order {
-		b.names[k], b.nodes[k] = g.names[i], nodes[i]
+	b := bulkNames{names: make([]string, 0, names), nodes: make([]*node, 0, names)}
+	var slab []node
+	var scratch edit // one edit for every name: a node keeps none of it
+	var merged []Record
+	for k := 0; k < len(order); {
+		first := runs[order[k]]
+		name := first.name
+		j := k + 1
+		for j < len(order) && runs[order[j]].name == name {
+			j++
+		}
+		var n *node
+		if j == k+1 {
+			if len(slab) == 0 {
+				slab = make([]node, min(nodeSlab, len(order)-k))
+			}
+			n, slab = &slab[0], slab[1:]
+			n.recs = first.recs
+		} else {
+			merged = merged[:0]
+			for _, i := range order[k:j] {
+				merged = append(merged, runs[i].recs...)
+			}
+			slices.SortFunc(merged, Record.Compare)
+			scratch = groupEdit(scratch[:0], merged)
+			n = scratch.node(name, maxMembers) // copies the records
+		}
+		b.names, b.nodes = append(b.names, name), append(b.nodes, n)
+		k = j
 	}
 	return b
+}
+
+// run is one VM's records at one name, its capacity cut so that nothing
+// can append into the rest. The name is kept beside them: sorting reads
+// it for every comparison, and the records are all over the heap.
+type run struct {
+	name string
+	recs []Record
+}
+
+// runsOf cuts every VM's records (sorted by name) into runs of one name.
+func runsOf(vms map[string][]Record) []run {
+	n := 0
+	for _, recs := range vms {
+		for i := range recs {
+			if i == 0 || recs[i].Name != recs[i-1].Name {
+				n++
+			}
+		}
+	}
+	runs := make([]run, 0, n)
+	for _, recs := range vms {
+		for i := 0; i < len(recs); {
+			j := i + 1
+			for j < len(recs) && recs[j].Name == recs[i].Name {
+				j++
+			}
+			runs = append(runs, run{recs[i].Name, recs[i:j:j]})
+			i = j
+		}
+	}
+	return runs
 }
 
 // treeDiff returns the served records removed and added going from the
 // names of old to those of b, each sorted by Record.Compare.
 func treeDiff(old *nameTree, b bulkNames) (removed, added []Record) {
+	if old.Len() == 0 {
+		return nil, allRecords(b)
+	}
 	type nameDiff struct {
 		name           string
 		removed, added []Record
@@ -106,65 +179,25 @@ func treeDiff(old *nameTree, b bulkNames) (removed, added []Record) {
 	return removed, added
 }
 
-// nameGroups are records grouped by name: the records of names[i] are
-// recs[off[i]:off[i+1]], in no particular order.
-type nameGroups struct {
-	names []string
-	off   []int
-	recs  []Record
-}
-
-// groupByName counts the records of each name, then places each record
-// in its name's range of one slice: one map lookup per run of records of
-// one name. The VMs are taken in the map's order, the same for both
-// passes; the result does not depend on it, since buildBulk sorts each
-// name's records and the names.
-func groupByName(vms map[string][]Record) nameGroups {
-	lists := make([][]Record, 0, len(vms)) // one order for both passes
-	total := 0
-	for _, recs := range vms {
-		lists = append(lists, recs)
-		total += len(recs)
+// allRecords returns the records of b's nodes sorted by Record.Compare:
+// the diff of a zone built from nothing, without the walk's entry for
+// each name.
+func allRecords(b bulkNames) []Record {
+	ks := make([]keyed, len(b.names))
+	n := 0
+	for i, name := range b.names {
+		ks[i] = keyed{prefix8(name), name, int32(i)}
+		n += len(b.nodes[i].recs)
 	}
-	at := make(map[string]int32, total) // no rehash: names are at most records
-	g := nameGroups{names: make([]string, 0, total/2)}
-	counts := make([]int32, 0, total/2)
-	gids := make([]int32, 0, total)
-	// A VM's records are sorted by name, so most follow one of the same
-	// name: they take its id without a lookup.
-	prev, pid := "", int32(-1)
-	for _, recs := range lists {
-		for _, r := range recs {
-			id := pid
-			if pid < 0 || r.Name != prev {
-				var ok bool
-				if id, ok = at[r.Name]; !ok {
-					id = int32(len(g.names))
-					at[r.Name] = id
-					g.names, counts = append(g.names, r.Name), append(counts, 0)
-				}
-				prev, pid = r.Name, id
-			}
-			counts[id]++
-			gids = append(gids, id)
-		}
+	slices.SortFunc(ks, keyed.compare)
+	if n == 0 {
+		return nil
 	}
-	g.off = make([]int, len(g.names)+1)
-	for i, c := range counts {
-		g.off[i+1] = g.off[i] + int(c)
+	out := make([]Record, 0, n)
+	for _, k := range ks {
+		out = append(out, b.nodes[k.i].recs...)
 	}
-	next := slices.Clone(g.off[:len(g.names)])
-	g.recs = make([]Record, total)
-	k := 0
-	for _, recs := range lists {
-		for _, r := range recs {
-			id := gids[k]
-			g.recs[next[id]] = r
-			next[id]++
-			k++
-		}
-	}
-	return g
+	return out
 }
 
 // groupEdit appends to e (empty) the edit of one name's records, sorted
@@ -183,25 +216,26 @@ func groupEdit(e edit, recs []Record) edit {
 	return e
 }
 
-// canonicalOrder returns the indexes of names in nameOrder. It sorts
-// byte strings made of each name's labels from the right, each followed
-// by a zero byte, which compare as nameOrder does when no label holds a
-// zero byte or an escaped dot (zonegen's never do); the result is
-// checked, and sorted by nameOrder itself should the check fail.
-func canonicalOrder(names []string) []int32 {
+// canonicalOrder returns the indexes 0..n-1 of names, name(i) the i-th,
+// in nameOrder, equal names next to each other. It sorts byte strings
+// made of each name's labels from the right, each followed by a zero
+// byte, which compare as nameOrder does when no label holds a zero byte
+// or an escaped dot (zonegen's never do); the result is checked, and
+// sorted by nameOrder itself should the check fail.
+func canonicalOrder(n int, name func(i int) string) []int32 {
 	// Every key is cut from one string: one allocation, not one a name.
 	size := 0
-	for _, name := range names {
-		size += len(name) + 1 // a key is no longer than its name and a byte
+	for i := range n {
+		size += len(name(i)) + 1 // a key is no longer than its name and a byte
 	}
 	buf := make([]byte, 0, size)
-	ends := make([]int, len(names))
-	for i, name := range names {
-		buf = canonicalKey(buf, name)
+	ends := make([]int, n)
+	for i := range n {
+		buf = canonicalKey(buf, name(i))
 		ends[i] = len(buf)
 	}
 	all := string(buf)
-	ks := make([]keyed, len(names))
+	ks := make([]keyed, n)
 	for i, end := range ends {
 		start := 0
 		if i > 0 {
@@ -230,8 +264,15 @@ func canonicalOrder(names []string) []int32 {
 		order[k] = ks[k].i
 	}
 	for k := 1; k < len(order); k++ {
-		if cmpName(names[order[k-1]], names[order[k]]) >= 0 {
-			slices.SortFunc(order, func(a, b int32) int { return cmpName(names[a], names[b]) })
+		a, b := name(int(order[k-1])), name(int(order[k]))
+		if a != b && cmpName(a, b) >= 0 {
+			// Names nameOrder finds equal but are not (not absolute,
+			// say) are kept apart by their bytes, so that equal names
+			// stay next to each other.
+			slices.SortFunc(order, func(x, y int32) int {
+				a, b := name(int(x)), name(int(y))
+				return cmp.Or(cmpName(a, b), strings.Compare(a, b))
+			})
 			break
 		}
 	}

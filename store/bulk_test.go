@@ -119,3 +119,35 @@ func TestKeyedCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestCanonicalOrderRepeats: names given more than once (a name several
+// VMs provide has a run of each) come out next to each other, in
+// nameOrder, also when names that are not absolute make nameOrder find
+// different names equal and the order is sorted again.
+func TestCanonicalOrderRepeats(t *testing.T) {
+	for _, names := range [][]string{
+		{"b.x.", "a.x.", "b.x.", "x.", "a.b.x.", "a.x."},
+		{"b.x.", "x", "x.", "b.x.", "x", "x."},
+	} {
+		order := canonicalOrder(len(names), func(i int) string { return names[i] })
+		got := make([]string, len(order))
+		for k, i := range order {
+			got[k] = names[i]
+		}
+		seen := map[string]bool{}
+		for k, name := range got {
+			if k > 0 && name != got[k-1] {
+				if seen[name] {
+					t.Errorf("%q: %q is not next to its repeat: %q", names, name, got)
+				}
+				if cmpName(got[k-1], name) > 0 {
+					t.Errorf("%q: %q before %q: %q", names, got[k-1], name, got)
+				}
+			}
+			seen[name] = true
+		}
+		if len(got) != len(names) {
+			t.Errorf("%q: %d indexes", names, len(got))
+		}
+	}
+}

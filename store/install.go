@@ -21,13 +21,21 @@ func (s *Store) installLocked(plans []*zonePlan) {
 	}
 	for _, p := range plans {
 		vms := s.vms[p.zone]
-		if vms == nil {
-			vms = make(map[string][]Record, len(p.set))
+		// A zone with no VMs yet (a bootstrap's) takes the plan's map
+		// rather than a copy of it made entry by entry: every VM of
+		// the plan then has records (none had any to lose), and
+		// nothing keeps the plan once it is installed, nor its
+		// ZoneChange.SetVMs (the same map) once applied.
+		adopt := len(vms) == 0
+		if adopt {
+			vms = p.set
 			s.vms[p.zone] = vms
 		}
 		for vm, recs := range p.set {
 			if len(recs) > 0 {
-				vms[vm] = recs
+				if !adopt {
+					vms[vm] = recs
+				}
 				zones := s.vmZones[vm]
 				if zones == nil {
 					// Room for a VM's usual few zones (instance, public,

@@ -30,7 +30,6 @@ func (s *Store) loadZoneLocked(name string, zd *ZoneData) *Snapshot {
 func buildSnapshot(zone string, serial Serial, vms map[string][]Record, maxMembers int) *Snapshot {
 	snap := &Snapshot{zone: zone, serial: serial, sizes: rrsetSizes{}}
 	b := buildBulk(vms, maxMembers)
-	b.share(vms)
 	snap.fill(b)
 	return snap
 }

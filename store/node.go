@@ -200,12 +200,3 @@ func aliases(recs, in []Record) bool {
 	p, lo := uintptr(unsafe.Pointer(unsafe.SliceData(recs))), uintptr(unsafe.Pointer(unsafe.SliceData(in)))
 	return p >= lo && p < lo+uintptr(cap(in))*unsafe.Sizeof(Record{})
 }
-
-// share makes the records of b's nodes parts of their VM's records in
-// vms where it can (shareRecs); the bulk builder copies them.
-func (b bulkNames) share(vms map[string][]Record) {
-	own := func(vm string) []Record { return vms[vm] }
-	for i, n := range b.nodes {
-		b.nodes[i] = shareRecs(n, own)
-	}
-}

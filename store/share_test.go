@@ -31,7 +31,8 @@ func sharedNodes(t *testing.T, s *Store, zone string) int {
 // serves that VM's own records, before and after the VM changes
 // elsewhere, and a name several VMs provide has a copy.
 func TestNodesShareVMRecords(t *testing.T) {
-	s, _ := open(t, NewMemory(), Options{})
+	m := NewMemory()
+	s, _ := open(t, m, Options{})
 	const svc = "svc.example.com."
 	vm := func(i, gen int) []Record {
 		return []Record{
@@ -54,5 +55,9 @@ func TestNodesShareVMRecords(t *testing.T) {
 	}
 	if got := len(s.Snapshot(zone).Lookup(svc)); got != 1 {
 		t.Errorf("%s has %d records, want 1", svc, got)
+	}
+	loaded, _ := open(t, m, Options{})
+	if got := sharedNodes(t, loaded, zone); got != 5 {
+		t.Errorf("after a load from the backend, %d nodes share their VM's records, want 5", got)
 	}
 }
