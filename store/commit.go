@@ -64,8 +64,11 @@ import (
 // while they are not confirmed it fails the same way, so the caller's
 // retry keeps its contributions.
 func (s *Store) Commit(ctx context.Context, batch []zonegen.Contribution) ([]Diff, error) {
-	diffs, err := s.commit(ctx, batch)
+	diffs, built, err := s.commit(ctx, batch)
 	s.lastCommit.Store(&commitOutcome{err: err})
+	if err == nil {
+		s.releaseAfterBuild(built)
+	}
 	return diffs, err
 }
 
@@ -82,23 +85,25 @@ func (s *Store) CommitError() error {
 	return nil
 }
 
-func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) ([]Diff, error) {
+// commit is Commit under s.mu; it also returns how many records it built
+// from nothing (builtFromNothing).
+func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) (_ []Diff, built int, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.following {
-		return nil, ErrFollowing
+		return nil, 0, ErrFollowing
 	}
 	if s.stale {
 		if err := s.reloadLocked(ctx); err != nil {
-			return nil, fmt.Errorf("commit: load the zones again after an earlier failed commit: %w", err)
+			return nil, 0, fmt.Errorf("commit: load the zones again after an earlier failed commit: %w", err)
 		}
 	}
 	confirmed, err := s.confirmHeldLocked(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if err := s.restoreLostLocked(ctx); err != nil {
-		return nil, fmt.Errorf("commit: %w", err)
+		return nil, 0, fmt.Errorf("commit: %w", err)
 	}
 	plans := s.planLocked(*s.zones.Load(), batch)
 	now := s.opts.Clock()
@@ -110,11 +115,11 @@ func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) ([]Dif
 	}
 	if len(changes) > 0 {
 		if err := s.writeLocked(ctx, plans, changes, "commit zones"); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	s.dropEmptyLocked(ctx)
-	return append(confirmed, diffs...), nil
+	return append(confirmed, diffs...), builtFromNothing(plans), nil
 }
 
 // writeLocked applies changes, planned as plans (one each, in order),

@@ -88,6 +88,8 @@ type Store struct {
 
 	// lastCommit is how the last Commit ended (CommitError).
 	lastCommit atomic.Pointer[commitOutcome]
+	// released: memory was given back after a large build (release.go).
+	released atomic.Bool
 
 	// watchMu guards watchers.
 	watchMu  sync.Mutex
@@ -125,11 +127,14 @@ func Open(ctx context.Context, b Backend, opts Options, log *slog.Logger) (*Stor
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	zones := map[string]*Snapshot{}
+	loaded := 0
 	for name, zd := range data {
 		zones[name] = s.loadZoneLocked(name, zd)
+		loaded += zones[name].Len()
 	}
 	s.checkRRsetsLocked(zones)
 	s.zones.Store(&zones)
+	s.releaseAfterBuild(loaded)
 	return s, nil
 }
 
