@@ -30,10 +30,10 @@ type bulkNames struct {
 	nodes []*node  // names[i]'s node
 }
 
-// nodeSlab is how many nodes of one name and one VM are allocated
-// together: one allocation, and one object for the collector to mark,
-// instead of each; small enough that a slab kept alive by a node
-// commits have not replaced holds little else.
+// nodeSlab is how many of the nodes that share a VM's records are
+// allocated together: one allocation, and one object for the collector
+// to mark, instead of one each; few enough that a slab kept alive by
+// one node later commits did not replace holds little else.
 const nodeSlab = 256
 
 // buildBulk builds the nodes of a zone holding vms' records (each VM's
