@@ -53,7 +53,7 @@ func (b *Batcher) commitDue(ctx context.Context) error {
 		return nil
 	}
 	before := b.before(batch)
-	diffs, err := b.s.Commit(ctx, batch)
+	diffs, built, err := b.s.commitRecorded(ctx, batch)
 	defer b.landed()
 	if err != nil {
 		b.putBack(batch)
@@ -62,6 +62,9 @@ func (b *Batcher) commitDue(ctx context.Context) error {
 	b.commits.Add(1)
 	b.log.Debug("committed", "vms", len(batch), "zones", len(diffs))
 	b.report(batch, before, diffs)
+	// Last: the diffs are garbage by now, and their memory goes back
+	// with the rest of a bootstrap's.
+	b.s.releaseAfterBuild(built)
 	return nil
 }
 

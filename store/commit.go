@@ -64,12 +64,21 @@ import (
 // while they are not confirmed it fails the same way, so the caller's
 // retry keeps its contributions.
 func (s *Store) Commit(ctx context.Context, batch []zonegen.Contribution) ([]Diff, error) {
-	diffs, built, err := s.commit(ctx, batch)
-	s.lastCommit.Store(&commitOutcome{err: err})
+	diffs, built, err := s.commitRecorded(ctx, batch)
 	if err == nil {
 		s.releaseAfterBuild(built)
 	}
 	return diffs, err
+}
+
+// commitRecorded is Commit but for giving memory back after a large
+// build, which it leaves to its caller with the count of records built
+// (releaseAfterBuild): the Batcher does it once it no longer holds the
+// diffs, which for a bootstrap are a copy of every record.
+func (s *Store) commitRecorded(ctx context.Context, batch []zonegen.Contribution) ([]Diff, int, error) {
+	diffs, built, err := s.commit(ctx, batch)
+	s.lastCommit.Store(&commitOutcome{err: err})
+	return diffs, built, err
 }
 
 // commitOutcome is how the last commit ended, for CommitError.

@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -53,4 +54,24 @@ func TestReleaseAfterLargeBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("a commit and a load of 5 records", 2)
+}
+
+// TestReleaseAfterBatchedBuild: a large build committed by a Batcher
+// gives memory back once too, after the Batcher is done with the diffs.
+func TestReleaseAfterBatchedBuild(t *testing.T) {
+	defer func(n int, f func()) { releaseAfter, releaseMemory = n, f }(releaseAfter, releaseMemory)
+	calls := 0
+	releaseAfter, releaseMemory = 10, func() { calls++ }
+	s, _ := open(t, NewMemory(), Options{})
+	b := NewBatcher(s, time.Hour, time.Hour, nil)
+	for i := range 12 {
+		vm := fmt.Sprintf("vm%d", i)
+		b.Add(contrib(vm, map[string][]Record{zone: {a(vm+"."+zone, "10.0.0.1", vm)}}))
+	}
+	if err := b.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || b.Commits() != 1 {
+		t.Fatalf("memory given back %d times after %d commits, want once after one", calls, b.Commits())
+	}
 }
