@@ -194,6 +194,13 @@ func TestNotifyCoalesces(t *testing.T) {
 	for i := range 20 {
 		last = commitLines(t, src, "example.test.", []string{fmt.Sprintf("a A 192.0.2.%d", i+2)})
 	}
+	// The tracker learns of a commit after it returns: released before it
+	// wants the last serial, the held NOTIFY would be followed by one for
+	// a serial in between and one for the last.
+	eventually(t, "the tracker wanting the last serial", func() bool {
+		pz, _, _ := peerZoneOf(s, f.addr, "example.test.")
+		return pz.Want == last
+	})
 	close(hold)
 	eventually(t, "the NOTIFY of the last serial", func() bool {
 		got := f.seen()
