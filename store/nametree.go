@@ -1,6 +1,9 @@
 package store
 
-import "slices"
+import (
+	"iter"
+	"slices"
+)
 
 // nameTree is a snapshot's names: an immutable sorted map from names, in
 // DNS canonical order (nameOrder), to their nodes. It is a B+tree whose
@@ -195,6 +198,29 @@ func buildNameTree(names []string, nodes []*node) *nameTree {
 		level = up
 	}
 	return &nameTree{root: level[0], size: len(names)}
+}
+
+// leaves yields the nodes of each leaf in order.
+func (t *nameTree) leaves() iter.Seq[[]*node] {
+	return func(yield func([]*node) bool) {
+		if t.Len() > 0 {
+			t.root.walk(yield)
+		}
+	}
+}
+
+// walk yields the nodes of n's leaves in order; false when yield asked
+// to stop.
+func (n *tnode) walk(yield func([]*node) bool) bool {
+	if n.kids == nil {
+		return yield(n.vals)
+	}
+	for _, kid := range n.kids {
+		if !kid.walk(yield) {
+			return false
+		}
+	}
+	return true
 }
 
 // nameIter walks a nameTree in order.

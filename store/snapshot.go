@@ -2,6 +2,7 @@ package store
 
 import (
 	"iter"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -130,6 +131,51 @@ func (s *Snapshot) All() iter.Seq[Record] {
 			}
 		}
 	}
+}
+
+// Runs yields the served records of each name, in the order of All, a
+// name's records at once: what a transfer sends, without a call per
+// record. The slices are the snapshot's: callers must not modify them.
+//
+// A zone's nodes, records and strings lie on the heap in the order they
+// were built, not in canonical order, so reading them one after the
+// other waits for one cache miss after another (docs/BENCHMARKS.md,
+// "Issue 18: AXFR at 1M records"). Before yielding a leaf's names, Runs
+// reads the first and last octets of their records' names and data in a
+// tight loop, whose independent loads the CPU overlaps.
+func (s *Snapshot) Runs() iter.Seq[[]Record] {
+	return func(yield func([]Record) bool) {
+		var sum byte
+		defer runtime.KeepAlive(&sum)
+		for leaf := range s.names.leaves() {
+			sum += readAhead(leaf)
+			for _, n := range leaf {
+				if !yield(n.recs) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// readAhead loads what yielding nodes' records will touch first, and
+// returns a sum of it so that the loads are kept.
+func readAhead(nodes []*node) (sum byte) {
+	for _, n := range nodes {
+		sum += byte(len(n.recs))
+	}
+	for _, n := range nodes {
+		for i := range n.recs {
+			r := &n.recs[i]
+			if k := len(r.Name); k > 0 && i == 0 { // a node's records share it
+				sum += r.Name[0] + r.Name[k-1]
+			}
+			if k := len(r.Data); k > 0 {
+				sum += r.Data[0] + r.Data[k-1]
+			}
+		}
+	}
+	return sum
 }
 
 // Provided yields, in the order of All, the served records that source

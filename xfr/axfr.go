@@ -83,9 +83,11 @@ func (s *Server) sendFull(x *stream, st *settings, z servedZone) error {
 			}
 		}
 	}
-	for rec := range z.snap.All() {
-		if err := s.addStored(x, st, z, rec); err != nil {
-			return err
+	for recs := range z.snap.Runs() {
+		for _, rec := range recs {
+			if err := s.addStored(x, st, z, rec); err != nil {
+				return err
+			}
 		}
 	}
 	if err := x.add(soa); err != nil {
