@@ -50,10 +50,7 @@ func (n *nameRef) match(s string, starts []int) (label, at int, ok bool) {
 	if n.name == "" {
 		return 0, 0, false
 	}
-	i, j := len(s), len(n.name)
-	for i > 0 && j > 0 && s[i-1] == n.name[j-1] {
-		i, j = i-1, j-1
-	}
+	i, j := commonSuffix(s, n.name)
 	// s[i:] == n.name[j:]; the shared labels start at the first label
 	// boundary of both at or after i.
 	for label = 0; label < len(starts) && starts[label] < i; label++ {
@@ -102,7 +99,7 @@ func (nw *nameWriter) resetMessage(qname string) {
 	nw.target.reset()
 	nw.apex.reset()
 	nw.hasOwner, nw.hasTarget = false, false
-	if strings.IndexByte(qname, '\\') >= 0 || !nw.split(qname) {
+	if ok, escaped := nw.scanName(qname); !ok || escaped {
 		return
 	}
 	nw.offs = nw.offs[:0]
@@ -126,28 +123,6 @@ func (nw *nameWriter) commit() {
 	nw.hasOwner, nw.hasTarget = false, false
 }
 
-// split checks that s is an absolute name without escapes that fits the
-// wire (labels of 1–63 octets, 255 octets in all) and sets nw.starts to
-// its labels' starts; the root has none.
-func (nw *nameWriter) split(s string) bool {
-	nw.starts = nw.starts[:0]
-	if s == "." {
-		return true
-	}
-	if len(s) == 0 || s[len(s)-1] != '.' || len(s)+1 > 255 {
-		return false
-	}
-	for begin := 0; begin < len(s); {
-		n := strings.IndexByte(s[begin:], '.') // found: s ends with one
-		if n == 0 || n > 63 {
-			return false
-		}
-		nw.starts = append(nw.starts, begin)
-		begin += n + 1
-	}
-	return true
-}
-
 // name appends s to b: compressed against the references when compress
 // is set (the owner, or RDATA names of the RFC 1035 types), else in full.
 // owner says which pending reference the name becomes. Names with
@@ -158,10 +133,16 @@ func (nw *nameWriter) name(b []byte, s string, compress, owner bool) ([]byte, bo
 		// and every RRset of a name after the first.
 		return binary.BigEndian.AppendUint16(b, 0xc000|nw.owner.offs[0]), true
 	}
-	if strings.IndexByte(s, '\\') >= 0 {
+	ok, escaped := nw.scanName(s)
+	if !ok && !escaped {
+		// scanName stops at the first fault; an escape after it
+		// still sends the name to miekg/dns.
+		escaped = strings.IndexByte(s, '\\') >= 0
+	}
+	if escaped {
 		return nw.escapedName(b, s)
 	}
-	if !nw.split(s) {
+	if !ok {
 		return b, false
 	}
 	lit := len(nw.starts) // labels written in full, before a pointer
@@ -169,6 +150,11 @@ func (nw *nameWriter) name(b []byte, s string, compress, owner bool) ([]byte, bo
 	at := 0               // at its label at
 	if compress {
 		for _, ref := range [...]*nameRef{&nw.owner, &nw.apex, &nw.target} {
+			// A suffix of ref has at most its labels, so a ref too
+			// short to beat lit is not compared.
+			if lit <= len(nw.starts)-len(ref.starts) {
+				continue
+			}
 			if l, a, ok := ref.match(s, nw.starts); ok && l < lit {
 				lit, to, at = l, ref, a
 			}
