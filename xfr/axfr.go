@@ -84,8 +84,8 @@ func (s *Server) sendFull(x *stream, st *settings, z servedZone) error {
 		}
 	}
 	for recs := range z.snap.Runs() {
-		for _, rec := range recs {
-			if err := s.addStored(x, st, z, rec); err != nil {
+		for i := range recs {
+			if err := s.addStored(x, st, z, &recs[i]); err != nil {
 				return err
 			}
 		}
@@ -98,8 +98,9 @@ func (s *Server) sendFull(x *stream, st *settings, z servedZone) error {
 
 // addStored queues one stored record; one that cannot be served is
 // skipped with a log line.
-func (s *Server) addStored(x *stream, st *settings, z servedZone, rec store.Record) error {
-	err := x.addRecord(rec, st.ttl(rec))
+// rec is read in place, not modified.
+func (s *Server) addStored(x *stream, st *settings, z servedZone, rec *store.Record) error {
+	err := x.addRecord(rec, st.ttl(*rec))
 	if errors.Is(err, errBadRecord) {
 		s.log.Warn("skipping a record that cannot be served", "zone", z.name, "err", err)
 		return nil

@@ -84,8 +84,8 @@ func (s *Server) sendDiff(x *stream, st *settings, z servedZone, d store.Diff) e
 		return err
 	}
 	for _, recs := range [][]store.Record{d.Removed, d.Added} {
-		for _, rec := range recs {
-			if err := s.addStored(x, st, z, rec); err != nil {
+		for i := range recs {
+			if err := s.addStored(x, st, z, &recs[i]); err != nil {
 				return err
 			}
 		}

@@ -212,18 +212,25 @@ func (nw *nameWriter) escapedName(b []byte, s string) ([]byte, bool) {
 // form. It returns b unchanged and an error from badRecord for a record
 // that cannot be served; toRR refuses the same records.
 func (nw *nameWriter) appendRecord(b []byte, r store.Record, ttl uint32) ([]byte, error) {
+	return nw.appendStored(b, &r, ttl)
+}
+
+// appendStored is appendRecord for a record it may read in place: a
+// transfer's records are the snapshot's, and copying each (56 octets)
+// through the calls cost a tenth of an AXFR's CPU.
+func (nw *nameWriter) appendStored(b []byte, r *store.Record, ttl uint32) ([]byte, error) {
 	nw.hasOwner, nw.hasTarget = false, false
 	switch uint16(r.Type) {
 	case dns.TypeA, dns.TypeAAAA, dns.TypePTR, dns.TypeNS, dns.TypeCNAME, dns.TypeSRV, dns.TypeTXT:
 	default:
 		// The zone-file parser reads the owner too (and makes a
 		// relative one absolute).
-		return nw.appendOther(b, r, ttl)
+		return nw.appendOther(b, *r, ttl)
 	}
 	mark := len(b)
 	b, ok := nw.name(b, r.Name, true, true)
 	if !ok {
-		return b[:mark], badRecord(r, "owner is not an absolute domain name")
+		return b[:mark], badRecord(*r, "owner is not an absolute domain name")
 	}
 	b = binary.BigEndian.AppendUint16(b, uint16(r.Type))
 	b = binary.BigEndian.AppendUint16(b, dns.ClassINET)
@@ -262,7 +269,7 @@ func (nw *nameWriter) appendRecord(b []byte, r store.Record, ttl uint32) ([]byte
 	}
 	if !ok {
 		nw.hasOwner, nw.hasTarget = false, false
-		return b[:mark], badRecord(r, why)
+		return b[:mark], badRecord(*r, why)
 	}
 	binary.BigEndian.PutUint16(b[rdata-2:], uint16(len(b)-rdata))
 	nw.commit()

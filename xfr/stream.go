@@ -142,13 +142,13 @@ var errTooLarge = errors.New("a record does not fit in a message")
 
 // addRecord queues a stored record with the given TTL. A record that
 // cannot be served is not queued and its error wraps errBadRecord.
-func (x *stream) addRecord(r store.Record, ttl uint32) error {
+func (x *stream) addRecord(r *store.Record, ttl uint32) error {
 	for {
 		if err := x.room(); err != nil {
 			return err
 		}
 		mark := len(x.buf)
-		b, err := x.names.appendRecord(x.buf, r, ttl)
+		b, err := x.names.appendStored(x.buf, r, ttl)
 		if err != nil {
 			return err
 		}
