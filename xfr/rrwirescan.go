@@ -89,3 +89,24 @@ func commonSuffix(a, b string) (i, j int) {
 	}
 	return i, j
 }
+
+// graphic reports whether every octet of s is printable ASCII other
+// than the space (0x21–0x7e).
+func graphic(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := word(s, i)
+		x := w &^ highs // each octet's low seven bits: adding to one carries into its high bit only
+		// Bad: a high bit set, a low part of 0x7f (+1 reaches 0x80), or
+		// one under 0x21 (+0x5f stays under 0x80).
+		if (w|(x+lows)|^(x+0x5f*lows))&highs != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}

@@ -33,7 +33,7 @@ func FuzzScanName(f *testing.F) {
 	for _, s := range []string{".", "", "a.", "a", "vm.inst.example.test.", `v\.m.example.test.`, "a..b.",
 		strings.Repeat("a", 63) + ".b.", strings.Repeat("a", 64) + ".b.", strings.Repeat("abc.", 63),
 		"0f1e2d3c-4b5a-4c8a-9d2f-000000000001.inst.0f1e2d3c-4b5a-4c8a-9d2f-000000000002.cns.bench.test.",
-		"a/b.c.", "\x00.\x2f\x2e.", "ab" + strings.Repeat("a", 70) + `\.`} {
+		"a/b.c.", "\x00.\x2f\x2e.", "abcdefg\x7f", "abcdefg\x20", "abcdefg\x21\x7e\x80\xff", "0 10 80 vm.example.test.", "ab" + strings.Repeat("a", 70) + `\.`} {
 		f.Add(s, "x."+s)
 	}
 	f.Fuzz(func(t *testing.T, s, other string) {
@@ -58,6 +58,15 @@ func FuzzScanName(f *testing.F) {
 		}
 		if i != wi || j != wj {
 			t.Fatalf("commonSuffix(%q, %q) = %d, %d; want %d, %d", s, other, i, j, wi, wj)
+		}
+		want := true
+		for k := 0; k < len(s); k++ {
+			if s[k] <= ' ' || s[k] >= 0x7f {
+				want = false
+			}
+		}
+		if got := graphic(s); got != want {
+			t.Fatalf("graphic(%q) = %v, want %v", s, got, want)
 		}
 	})
 }
