@@ -207,6 +207,11 @@ func (s *Server) Run(ctx context.Context) error {
 			udps = append(udps, udpRun{u, workers})
 		}
 	}
+	for _, r := range udps {
+		if r.workers == 1 {
+			r.u.fd = r.u.detach() // every socket prepared: none is left open on an error above
+		}
+	}
 	tcp := newTCPServer(s)
 	s.tcp.Store(tcp)
 	errc := make(chan error, len(ls)+1)
@@ -230,6 +235,9 @@ func (s *Server) Run(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 	case runErr = <-errc:
+	}
+	for _, r := range udps {
+		r.u.stop()
 	}
 	closeSockets(pcs, ls)
 	accepting.Wait()

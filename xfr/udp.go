@@ -44,6 +44,10 @@ type udpPacket struct {
 	n      int
 	from   netip.AddrPort
 	remote *net.UDPAddr // from, when the read gave it as one
+	// name is from as the kernel gave it (a sockaddr, namelen octets),
+	// for the blocking reads and writes of udpblock_linux.go.
+	name    [28]byte
+	namelen uint32
 	// oob holds the datagram's control messages (its destination
 	// address, the socket's drop count); replyOOB the ones that send the
 	// answer from that address.
@@ -67,9 +71,12 @@ var udpPackets = sync.Pool{New: func() any { return &udpPacket{out: make([]byte,
 
 // udpServer serves one UDP socket.
 type udpServer struct {
-	s     *Server
-	conn  *net.UDPConn
-	ctl   udpControl // the platform's control messages (udpsock_*.go)
+	s    *Server
+	conn *net.UDPConn
+	ctl  udpControl // the platform's control messages (udpsock_*.go)
+	// fd, when not nil, is the socket read with blocking system calls
+	// by the one worker (udpblock_linux.go); conn is closed then.
+	fd    *udpFD
 	queue chan []*udpPacket
 	// drops is the socket's drop count last reported; the reader's
 	// alone.
@@ -112,11 +119,16 @@ func (s *Server) newUDP(pc net.PacketConn) (*udpServer, error) {
 // gives none.
 const defaultUDPBuffer = 4 << 20
 
-// run serves until the socket is closed with workers workers, then lets
-// them finish what was read. One worker reads, answers and writes the
-// socket itself (alone); more take batches from a reader.
+// run serves until the socket is closed (or stop called) with workers
+// workers, then lets them finish what was read. One worker reads,
+// answers and writes the socket itself (alone, or serveFD once
+// detached); more take batches from a reader.
 func (u *udpServer) run(workers int) {
 	if workers <= 1 {
+		if u.fd != nil {
+			u.serveFD(u.fd)
+			return
+		}
 		u.alone()
 		return
 	}
@@ -209,6 +221,14 @@ func (u *udpServer) alone() {
 		for _, p := range batch {
 			p.answer, p.wbuf[0], p.st, p.remote = nil, nil, nil, nil
 		}
+	}
+}
+
+// stop ends the serving of a detached socket; closing conn ends the
+// others'.
+func (u *udpServer) stop() {
+	if u.fd != nil {
+		u.fd.stop()
 	}
 }
 
@@ -341,6 +361,9 @@ func (w *udpWriter) Write(b []byte) (int, error) {
 	if w.p.answer == nil {
 		w.p.answer = b
 		return len(b), nil
+	}
+	if w.u.fd != nil {
+		return w.u.fd.writeNow(w.u.ctl, w.p, b)
 	}
 	oob := w.u.ctl.reply(w.p.oob[:w.p.oobn], w.p.replyOOB[:0])
 	n, _, err := w.u.conn.WriteMsgUDPAddrPort(b, oob, w.p.from)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -52,7 +53,8 @@ func TestUDPBuffers(t *testing.T) {
 // TestUDPDropsCounted: queries the kernel drops while the reader is held
 // up, the receive buffer full, are counted from the drop count the next
 // datagram carries: on a socket alone, and on sockets sharing an address
-// (ListenUDP), each read by its worker.
+// (ListenUDP, GOMAXPROCS of them), each read by its worker with blocking
+// reads (udpblock_linux.go).
 func TestUDPDropsCounted(t *testing.T) {
 	t.Run("alone", func(t *testing.T) {
 		release := make(chan struct{})
@@ -63,7 +65,7 @@ func TestUDPDropsCounted(t *testing.T) {
 		floodUntilDropped(t, addr, s, release)
 	})
 	t.Run("shared", func(t *testing.T) {
-		pcs, err := ListenUDP(context.Background(), "127.0.0.1:0", 2)
+		pcs, err := ListenUDP(context.Background(), "127.0.0.1:0", runtime.GOMAXPROCS(0))
 		if err != nil {
 			t.Fatal(err)
 		}
