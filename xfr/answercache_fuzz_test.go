@@ -19,7 +19,10 @@ func FuzzAnswerCache(f *testing.F) {
 		querySeed{"_http._tcp.svc.example.test.", dns.TypeSRV, 1232, false},
 		querySeed{"1.2.0.192.in-addr.arpa.", dns.TypePTR, 0, false},
 		querySeed{"nope.example.test.", dns.TypeTXT, 512, false},
-		querySeed{"x.sub.example.test.", dns.TypeA, 100, false})
+		querySeed{"x.sub.example.test.", dns.TypeA, 100, false},
+		querySeed{"b.c.example.test.", dns.TypeA, 1232, false},
+		querySeed{"nope.sub.example.test.", dns.TypeMX, 0, true},
+		querySeed{"9.2.0.192.in-addr.arpa.", dns.TypePTR, 4096, false})
 	s := New(testConfig(f, noRRL), testStore(f, queryZones), Options{}, nil)
 	f.Fuzz(func(t *testing.T, packet []byte) {
 		fullPath(s, packet, true)

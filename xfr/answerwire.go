@@ -19,25 +19,29 @@ import (
 // the full path.
 
 // answerWire appends to out the answer to msg (parsed as q with st) when
-// its question is lower case and of type A, AAAA or TXT, and names a node
-// below a zone's apex that holds records of that type and no CNAME, and
-// the answer fits the size limit; ok is false otherwise. z is the zone
-// answered from, qname the question as the full path looks it up.
+// its question is lower case and names a node below a zone's apex with no
+// CNAME, and either the node holds records of the question's type, which
+// is A, AAAA or TXT, or it holds none (NODATA), or the name does not
+// exist (NXDOMAIN); and the answer fits the size limit. ok is false
+// otherwise. z is the zone answered from, qname the question as the full
+// path looks it up, rcode the answer's.
 //
 // The octets are the full path's: the header echoes ID, RD and CD with
 // QR and AA set (dns.Msg.SetReply, answer); the owner of every record is
 // the question name, which miekg/dns compresses to a pointer to the
 // question as nameWriter does; the RDATA of these types holds no name;
-// the OPT record ends the message as st.shape adds it.
-func (s *Server) answerWire(st *settings, q *quickQuery, msg, out []byte, nw *nameWriter) (ans []byte, z servedZone, qname string, ok bool) {
+// a negative answer's SOA (negativeSOA) is written as miekg/dns
+// compresses it (soaCompressesAlike); the OPT record ends the message as
+// st.shape adds it.
+func (s *Server) answerWire(st *settings, q *quickQuery, msg, out []byte, nw *nameWriter) (ans []byte, z servedZone, qname string, rcode int, ok bool) {
 	qtype := binary.BigEndian.Uint16(msg[q.qEnd-4:])
-	if !q.lower || qtype != dns.TypeA && qtype != dns.TypeAAAA && qtype != dns.TypeTXT {
-		return nil, z, "", false
+	if !q.lower {
+		return nil, z, "", 0, false
 	}
 	qname = quickName(q)
 	z, found := st.findLower(s.src, qname)
 	if !found || z.snap == nil || qname == z.name {
-		return nil, z, "", false
+		return nil, z, "", 0, false
 	}
 	recs := z.snap.Lookup(qname)
 	out = append(out[:0], msg[:q.qEnd]...)
@@ -50,22 +54,38 @@ func (s *Server) answerWire(st *settings, q *quickQuery, msg, out []byte, nw *na
 	for _, rec := range recs {
 		t := uint16(rec.Type)
 		if t == dns.TypeCNAME {
-			return nil, z, "", false // it stands in for every type
+			return nil, z, "", 0, false // it stands in for every type
 		}
 		if t != qtype {
 			continue
 		}
+		if qtype != dns.TypeA && qtype != dns.TypeAAAA && qtype != dns.TypeTXT {
+			return nil, z, "", 0, false // RDATA with names, or additional records
+		}
 		rec.Name = qname
 		var err error
 		if out, err = nw.appendRecord(out, rec, st.ttl(rec)); err != nil {
-			return nil, z, "", false // the full path skips it, and logs why
+			return nil, z, "", 0, false // the full path skips it, and logs why
 		}
 		n++
 	}
-	if n == 0 {
-		return nil, z, "", false // NODATA: the full path adds the SOA
+	rcode = dns.RcodeSuccess
+	if n > 0 {
+		binary.BigEndian.PutUint16(out[6:], uint16(n))
+	} else {
+		if len(recs) == 0 && !z.snap.HasDescendants(qname) {
+			rcode = dns.RcodeNameError
+			out[3] |= dns.RcodeNameError
+		}
+		soa := st.negativeSOA(z, z.serial())
+		if !soaCompressesAlike(soa, qname) {
+			return nil, z, "", 0, false
+		}
+		if out, ok = nw.appendSOA(out, soa); !ok {
+			return nil, z, "", 0, false
+		}
+		binary.BigEndian.PutUint16(out[8:], 1)
 	}
-	binary.BigEndian.PutUint16(out[6:], uint16(n))
 	shape := q.key[q.keyLen-1]
 	if shape&keyEDNS != 0 {
 		binary.BigEndian.PutUint16(out[10:], 1)
@@ -78,9 +98,41 @@ func (s *Server) answerWire(st *settings, q *quickQuery, msg, out []byte, nw *na
 		out = append(out, 0, 0, do, 0, 0, 0)
 	}
 	if len(out) > int(binary.BigEndian.Uint16(q.key[q.keyLen-3:])) {
-		return nil, z, "", false // the full path leaves records out
+		return nil, z, "", 0, false // the full path leaves records out
 	}
-	return out, z, qname, true
+	return out, z, qname, rcode, true
+}
+
+// soaCompressesAlike reports whether nameWriter compresses the names of
+// soa, in the authority section after the question qname, as miekg/dns
+// does: miekg/dns points a name at the longest suffix of any name before
+// it, nameWriter the SOA's names at the question's alone. They agree when
+// the names are lower case without escapes (miekg/dns's map is
+// case-sensitive) and MNAME shares no more labels with RNAME than the
+// question does (the owner, the zone, is a suffix of the question).
+func soaCompressesAlike(soa *dns.SOA, qname string) bool {
+	for _, n := range []string{soa.Ns, soa.Mbox} {
+		if strings.IndexFunc(n, func(r rune) bool { return r == '\\' || r >= 'A' && r <= 'Z' }) >= 0 {
+			return false
+		}
+	}
+	return sharedLabels(soa.Mbox, soa.Ns) <= sharedLabels(soa.Mbox, qname)
+}
+
+// sharedLabels counts the labels that the absolute names a and b end
+// with alike.
+func sharedLabels(a, b string) int {
+	n := 0
+	for len(a) > 1 && len(b) > 1 {
+		i := strings.LastIndexByte(a[:len(a)-1], '.') + 1 // the last label's start
+		j := strings.LastIndexByte(b[:len(b)-1], '.') + 1
+		if a[i:] != b[j:] {
+			break
+		}
+		n++
+		a, b = a[:i], b[:j]
+	}
+	return n
 }
 
 // quickName is the question name of q's key in presentation form: labels
@@ -95,10 +147,11 @@ func quickName(q *quickQuery) string {
 	return b.String()
 }
 
-// rememberWire caches ans, the answer answerWire wrote to q from zone z,
-// as remember caches the full path's answer to a lower-case request.
-func (st *settings) rememberWire(q *quickQuery, ans []byte, z servedZone, qname string) {
-	e := &answerEntry{msg: append([]byte(nil), ans...), rcode: dns.RcodeSuccess, qEnd: q.qEnd,
+// rememberWire caches ans, the answer answerWire wrote to q from zone z
+// with rcode, as remember caches the full path's answer to a lower-case
+// request.
+func (st *settings) rememberWire(q *quickQuery, ans []byte, z servedZone, qname string, rcode int) {
+	e := &answerEntry{msg: append([]byte(nil), ans...), rcode: rcode, qEnd: q.qEnd,
 		qname: qname, zone: z.name, snap: weak.Make(z.snap)}
 	st.answers.put(q.key[:q.keyLen], e)
 }

@@ -18,9 +18,9 @@ func wirePath(s *Server, pkt []byte) (ans []byte, ok bool) {
 		return nil, false
 	}
 	var nw nameWriter
-	ans, z, qname, ok := s.answerWire(st, &q, pkt, nil, &nw)
+	ans, z, qname, rcode, ok := s.answerWire(st, &q, pkt, nil, &nw)
 	if ok {
-		st.rememberWire(&q, ans, z, qname)
+		st.rememberWire(&q, ans, z, qname, rcode)
 	}
 	return ans, ok
 }
@@ -44,7 +44,7 @@ func TestAnswerWireTCP(t *testing.T) {
 		if !st.parseQuick(pkt, dns.MaxMsgSize, &q) {
 			t.Fatal("parseQuick declined")
 		}
-		got, _, _, ok := s.answerWire(st, &q, pkt, nil, &nw)
+		got, _, _, _, ok := s.answerWire(st, &q, pkt, nil, &nw)
 		r, _ := request(pkt)
 		w := &tcpCacheWriter{}
 		s.ServeDNS(w, r)
@@ -75,9 +75,18 @@ func TestAnswerWire(t *testing.T) {
 		{"sub-zone", "x.sub.example.test.", dns.TypeA, 0, false, false, false, true},
 		{"mixed case", "Web.Example.test.", dns.TypeA, 0, false, false, false, false},
 		{"CNAME", "alias.example.test.", dns.TypeA, 0, false, false, false, false},
-		{"NODATA", "a.b.c.example.test.", dns.TypeAAAA, 0, false, false, false, false},
-		{"NXDOMAIN", "nope.example.test.", dns.TypeA, 0, false, false, false, false},
-		{"empty non-terminal", "b.c.example.test.", dns.TypeA, 0, false, false, false, false},
+		{"NODATA", "a.b.c.example.test.", dns.TypeAAAA, 0, false, false, false, true},
+		{"NODATA, a type with names", "web.example.test.", dns.TypeMX, 1232, false, true, false, true},
+		{"NODATA, SRV", "web.example.test.", dns.TypeSRV, 0, false, false, false, true},
+		{"NXDOMAIN", "nope.example.test.", dns.TypeA, 0, false, false, false, true},
+		{"NXDOMAIN with DO and CD", "x.nope.example.test.", dns.TypeTXT, 4096, true, true, true, true},
+		{"NXDOMAIN in a sub-zone", "nope.sub.example.test.", dns.TypeA, 1232, false, false, false, true},
+		{"NXDOMAIN below a record", "x.web.example.test.", dns.TypeAAAA, 0, false, false, false, true},
+		// Its SOA's RNAME shares more with the MNAME than with the
+		// question: miekg/dns points it into the MNAME.
+		{"NXDOMAIN, reverse", "9.2.0.192.in-addr.arpa.", dns.TypePTR, 0, false, false, false, false},
+		{"empty non-terminal", "b.c.example.test.", dns.TypeA, 0, false, false, false, true},
+		{"mixed case NXDOMAIN", "Nope.example.test.", dns.TypeA, 0, false, false, false, false},
 		{"apex", "example.test.", dns.TypeA, 0, false, false, false, false},
 		{"SRV", "_http._tcp.svc.example.test.", dns.TypeSRV, 0, false, false, false, false},
 		{"PTR", "1.2.0.192.in-addr.arpa.", dns.TypePTR, 0, false, false, false, false},
@@ -114,15 +123,24 @@ func FuzzAnswerWire(f *testing.F) {
 		querySeed{"web.example.test.", dns.TypeAAAA, 1232, true},
 		querySeed{"web.example.test.", dns.TypeTXT, 4096, false},
 		querySeed{"a.b.c.example.test.", dns.TypeA, 512, false},
-		querySeed{"x.sub.example.test.", dns.TypeA, 100, false})
+		querySeed{"x.sub.example.test.", dns.TypeA, 100, false},
+		querySeed{"nope.example.test.", dns.TypeA, 1232, true},
+		querySeed{"b.c.example.test.", dns.TypeMX, 0, false},
+		querySeed{"nope.sub.example.test.", dns.TypeAAAA, 512, false},
+		querySeed{"9.2.0.192.in-addr.arpa.", dns.TypePTR, 0, false})
 	s := New(testConfig(f, noRRL), testStore(f, queryZones), Options{}, nil)
 	f.Fuzz(func(t *testing.T, packet []byte) {
 		got, ok := wirePath(s, packet)
 		if !ok {
 			return
 		}
-		if want := fullPath(s, packet, false); !bytes.Equal(got, want) {
+		want := fullPath(s, packet, false)
+		if !bytes.Equal(got, want) {
 			t.Fatalf("request %x:\nwritten   %x\nfull path %x", packet, got, want)
+		}
+		// What it cached is the full path's answer too.
+		if hit, ok := fastPath(s, packet); !ok || !bytes.Equal(hit, want) {
+			t.Fatalf("request %x:\ncache     %v %x\nfull path %x", packet, ok, hit, want)
 		}
 	})
 }

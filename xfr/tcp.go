@@ -333,11 +333,10 @@ func (c *tcpConn) answerCached(msg []byte) bool {
 	if !ok {
 		var z servedZone
 		var qname string
-		if ans, z, qname, ok = c.s.answerWire(st, &c.q, msg, c.hit, &c.nw); !ok {
+		if ans, z, qname, rcode, ok = c.s.answerWire(st, &c.q, msg, c.hit, &c.nw); !ok {
 			return false
 		}
-		rcode = dns.RcodeSuccess
-		st.rememberWire(&c.q, ans, z, qname)
+		st.rememberWire(&c.q, ans, z, qname, rcode)
 	}
 	c.hit = ans[:0]
 	c.s.countQuery(rcode)

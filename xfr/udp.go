@@ -307,15 +307,15 @@ func (u *udpServer) fast(p *udpPacket) bool {
 // as the full path does for the same request.
 func (u *udpServer) wire(p *udpPacket, nw *nameWriter) bool {
 	msg := p.buf[:p.n]
-	ans, z, qname, ok := u.s.answerWire(p.st, &p.q, msg, p.out[:0], nw)
+	ans, z, qname, rcode, ok := u.s.answerWire(p.st, &p.q, msg, p.out[:0], nw)
 	if !ok {
 		return false
 	}
-	u.s.countQuery(dns.RcodeSuccess)
-	switch u.s.limitVerdict(p.from.Addr().Unmap(), dns.RcodeSuccess) {
+	u.s.countQuery(rcode)
+	switch u.s.limitVerdict(p.from.Addr().Unmap(), rcode) {
 	case send:
 		p.answer = ans
-		p.st.rememberWire(&p.q, ans, z, qname)
+		p.st.rememberWire(&p.q, ans, z, qname, rcode)
 	case slip:
 		p.answer = slipAnswer(msg, &p.q, p.out[:0])
 	}
