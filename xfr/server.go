@@ -40,6 +40,10 @@ type Options struct {
 	// 127.0.0.1:0 themselves and learn the port. UDP sockets sharing a
 	// local address (ListenUDP) are served by a worker each; a UDP
 	// socket alone by a reader handing batches to GOMAXPROCS workers.
+	// On Linux a socket with a worker of its own is read through a
+	// duplicate of its descriptor with blocking calls (udpblock_linux.go):
+	// Run closes that PacketConn when it starts, and the socket stays
+	// bound until Run returns. Run closes every PacketConn by then.
 	PacketConns []net.PacketConn
 	Listeners   []net.Listener
 	// Clock gives the time for peer tracking and for limiting log lines

@@ -69,10 +69,12 @@ func (u *udpServer) detach() *udpFD {
 
 // stop makes serveFD return once it has answered what it read.
 func (f *udpFD) stop() {
-	f.stopped.Store(true)
 	// Linux shuts an unconnected UDP socket down all the same, and wakes
-	// its readers, though it reports ENOTCONN.
+	// its readers, though it reports ENOTCONN. Before stopped is set:
+	// serveFD closes the descriptor once it sees that, and its number
+	// may then be another socket's.
 	_ = unix.Shutdown(f.fd, unix.SHUT_RD)
+	f.stopped.Store(true)
 }
 
 // serveFD serves the socket f as alone serves a conn, until f is stopped,
