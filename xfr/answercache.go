@@ -69,6 +69,12 @@ type answerEntry struct {
 	qname string // the question, absolute and lower-case, as the full path looks it up
 	zone  string
 	snap  weak.Pointer[store.Snapshot]
+	// fixed says that the configuration alone puts qname in zone (a
+	// forward or the catalog zone), so that a hit need not find the zone
+	// again, only its snapshot: a reverse zone the store creates may
+	// take over a name, a configured one only with a new configuration,
+	// which has a new cache.
+	fixed bool
 	// spelling says whether it serves any spelling of the question or
 	// lower case only; unknown until a request spelled otherwise came.
 	spelling atomic.Uint32
@@ -289,8 +295,13 @@ func (s *Server) cached(st *settings, q *quickQuery, msg, out []byte) (ans []byt
 	if e == nil || !q.lower && e.spelling.Load() != spellingAny || e.qEnd != q.qEnd {
 		return nil, 0, false
 	}
-	z, found := st.findLower(s.src, e.qname)
-	if !found || z.name != e.zone || z.snap == nil || e.snap.Value() != z.snap {
+	var snap *store.Snapshot
+	if e.fixed {
+		snap = s.src.Snapshot(e.zone)
+	} else if z, found := st.findLower(s.src, e.qname); found && z.name == e.zone {
+		snap = z.snap
+	}
+	if snap == nil || e.snap.Value() != snap {
 		return nil, 0, false // a new serial, or another zone now holds the name
 	}
 	out = append(out[:0], e.msg...)
@@ -337,8 +348,9 @@ func (s *Server) remember(st *settings, w dns.ResponseWriter, q *quickQuery, r, 
 		}
 		return
 	}
+	qname := strings.ToLower(r.Question[0].Name)
 	e := &answerEntry{msg: append([]byte(nil), sent...), rcode: m.Rcode, qEnd: q.qEnd,
-		qname: strings.ToLower(r.Question[0].Name), zone: z.name, snap: weak.Make(z.snap)}
+		qname: qname, zone: z.name, snap: weak.Make(z.snap), fixed: !isReverse(qname)}
 	st.answers.put(q.key[:q.keyLen], e)
 }
 

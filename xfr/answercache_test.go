@@ -422,3 +422,27 @@ func TestTCPAnswerCache(t *testing.T) {
 		t.Errorf("%d entries cached, want 1", e)
 	}
 }
+
+// TestAnswerCacheReverseTakesOver: a reverse zone the store creates
+// below one that answered a question takes the question over; the
+// cached answer from the zone above is not served again.
+func TestAnswerCacheReverseTakesOver(t *testing.T) {
+	src := testStore(t, queryZones)
+	s := New(testConfig(t, noRRL), src, Options{}, nil)
+	q := packQuery(t, 1, "5.3.2.0.192.in-addr.arpa.", dns.TypePTR, 1232, false, false, false)
+	fullPath(s, q, true)
+	if _, ok := fastPath(s, q); !ok {
+		t.Fatal("no hit after the NXDOMAIN was cached")
+	}
+	recs := []store.Record{rec("5.3.2.0.192.in-addr.arpa.", "PTR", "web.example.test.")}
+	if _, err := src.CommitSource(context.Background(), "other", map[string][]store.Record{"3.2.0.192.in-addr.arpa.": recs}); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := fastPath(s, q); ok {
+		t.Fatalf("answered from the zone above: %x", got)
+	}
+	m := new(dns.Msg)
+	if err := m.Unpack(fullPath(s, q, true)); err != nil || m.Rcode != dns.RcodeSuccess || len(m.Answer) != 1 {
+		t.Fatalf("answer from the new zone: %v %v", m, err)
+	}
+}

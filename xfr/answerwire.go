@@ -152,6 +152,6 @@ func quickName(q *quickQuery) string {
 // request.
 func (st *settings) rememberWire(q *quickQuery, ans []byte, z servedZone, qname string, rcode int) {
 	e := &answerEntry{msg: append([]byte(nil), ans...), rcode: rcode, qEnd: q.qEnd,
-		qname: qname, zone: z.name, snap: weak.Make(z.snap)}
+		qname: qname, zone: z.name, snap: weak.Make(z.snap), fixed: !isReverse(qname)}
 	st.answers.put(q.key[:q.keyLen], e)
 }
