@@ -19,10 +19,10 @@ import (
 // the full path.
 
 // answerWire appends to out the answer to msg (parsed as q with st) when
-// its question is lower case and names a node below a zone's apex with no
-// CNAME, and either the node holds records of the question's type, which
-// is A, AAAA or TXT, or it holds none (NODATA), or the name does not
-// exist (NXDOMAIN); and the answer fits the size limit. ok is false
+// its question is lower case, of type A, AAAA or TXT, and names a node
+// below a zone's apex with no CNAME, and either the node holds records of
+// that type, or it holds none (NODATA), or the name does not exist
+// (NXDOMAIN); and the answer fits the size limit. ok is false
 // otherwise. z is the zone answered from, qname the question as the full
 // path looks it up, rcode the answer's.
 //
@@ -35,7 +35,9 @@ import (
 // st.shape adds it.
 func (s *Server) answerWire(st *settings, q *quickQuery, msg, out []byte, nw *nameWriter) (ans []byte, z servedZone, qname string, rcode int, ok bool) {
 	qtype := binary.BigEndian.Uint16(msg[q.qEnd-4:])
-	if !q.lower {
+	// Other types are left to the full path before the lookup, which it
+	// would do again: their answers hold names, or additional records.
+	if !q.lower || qtype != dns.TypeA && qtype != dns.TypeAAAA && qtype != dns.TypeTXT {
 		return nil, z, "", 0, false
 	}
 	qname = quickName(q)
@@ -58,9 +60,6 @@ func (s *Server) answerWire(st *settings, q *quickQuery, msg, out []byte, nw *na
 		}
 		if t != qtype {
 			continue
-		}
-		if qtype != dns.TypeA && qtype != dns.TypeAAAA && qtype != dns.TypeTXT {
-			return nil, z, "", 0, false // RDATA with names, or additional records
 		}
 		rec.Name = qname
 		var err error

@@ -76,8 +76,10 @@ func TestAnswerWire(t *testing.T) {
 		{"mixed case", "Web.Example.test.", dns.TypeA, 0, false, false, false, false},
 		{"CNAME", "alias.example.test.", dns.TypeA, 0, false, false, false, false},
 		{"NODATA", "a.b.c.example.test.", dns.TypeAAAA, 0, false, false, false, true},
-		{"NODATA, a type with names", "web.example.test.", dns.TypeMX, 1232, false, true, false, true},
-		{"NODATA, SRV", "web.example.test.", dns.TypeSRV, 0, false, false, false, true},
+		{"NODATA, AAAA", "_http._tcp.svc.example.test.", dns.TypeAAAA, 1232, false, true, false, true},
+		// Left to the full path before the lookup.
+		{"NODATA, a type with names", "web.example.test.", dns.TypeMX, 1232, false, true, false, false},
+		{"NODATA, SRV", "web.example.test.", dns.TypeSRV, 0, false, false, false, false},
 		{"NXDOMAIN", "nope.example.test.", dns.TypeA, 0, false, false, false, true},
 		{"NXDOMAIN with DO and CD", "x.nope.example.test.", dns.TypeTXT, 4096, true, true, true, true},
 		{"NXDOMAIN in a sub-zone", "nope.sub.example.test.", dns.TypeA, 1232, false, false, false, true},
@@ -125,7 +127,7 @@ func FuzzAnswerWire(f *testing.F) {
 		querySeed{"a.b.c.example.test.", dns.TypeA, 512, false},
 		querySeed{"x.sub.example.test.", dns.TypeA, 100, false},
 		querySeed{"nope.example.test.", dns.TypeA, 1232, true},
-		querySeed{"b.c.example.test.", dns.TypeMX, 0, false},
+		querySeed{"b.c.example.test.", dns.TypeTXT, 0, false},
 		querySeed{"nope.sub.example.test.", dns.TypeAAAA, 512, false},
 		querySeed{"9.2.0.192.in-addr.arpa.", dns.TypePTR, 0, false})
 	s := New(testConfig(f, noRRL), testStore(f, queryZones), Options{}, nil)
