@@ -28,6 +28,7 @@ type tnode struct {
 	keys []string
 	vals []*node
 	kids []*tnode
+	idx  idxPtr // built by the first search that reads it (nameindex.go)
 }
 
 func cmpName(a, b string) int { return nameOrder{}.Compare(a, b) }
@@ -54,11 +55,13 @@ func (t *nameTree) Get(name string) (*node, bool) {
 	if t == nil || t.root == nil {
 		return nil, false
 	}
+	var buf [256]byte
+	form := formOf(buf[:], name)
 	n := t.root
 	for n.kids != nil {
-		n = n.kids[n.childIndex(name)]
+		n = n.kids[n.childFor(name, form)]
 	}
-	if i, found := slices.BinarySearchFunc(n.keys, name, cmpName); found {
+	if i, found := n.searchKeys(name, form); found {
 		return n.vals[i], true
 	}
 	return nil, false
@@ -183,7 +186,11 @@ func buildNameTree(names []string, nodes []*node) *nameTree {
 	level := make([]*tnode, 0, (len(names)+treeFanout-1)/treeFanout)
 	for i := 0; i < len(names); i += treeFanout {
 		j := min(i+treeFanout, len(names))
-		level = append(level, &tnode{keys: slices.Clone(names[i:j]), vals: slices.Clone(nodes[i:j])})
+		leaf := &tnode{keys: slices.Clone(names[i:j]), vals: slices.Clone(nodes[i:j])}
+		// Indexed now rather than by the first searches: a tree this
+		// size is a bootstrap's, and its first queries need not pay.
+		leaf.idx.Store(buildIndex(leaf.keys))
+		level = append(level, leaf)
 	}
 	for len(level) > 1 {
 		up := make([]*tnode, 0, (len(level)+treeFanout-1)/treeFanout)
@@ -193,7 +200,9 @@ func buildNameTree(names []string, nodes []*node) *nameTree {
 			for k, kid := range kids {
 				keys[k] = kid.keys[0]
 			}
-			up = append(up, &tnode{keys: keys, kids: kids})
+			branch := &tnode{keys: keys, kids: kids}
+			branch.idx.Store(buildIndex(keys))
+			up = append(up, branch)
 		}
 		level = up
 	}
@@ -250,13 +259,15 @@ func (it *nameIter) Seek(name string) {
 	}
 	root := it.path[0].n
 	it.path = it.path[:0]
+	var buf [256]byte
+	form := formOf(buf[:], name)
 	for n := root; ; {
 		if n.kids == nil {
-			i, _ := slices.BinarySearchFunc(n.keys, name, cmpName)
+			i, _ := n.searchKeys(name, form)
 			it.path = append(it.path, iterStep{n: n, i: i})
 			break
 		}
-		i := n.childIndex(name)
+		i := n.childFor(name, form)
 		it.path = append(it.path, iterStep{n: n, i: i})
 		n = n.kids[i]
 	}

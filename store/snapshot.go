@@ -217,6 +217,11 @@ type nameOrder struct{}
 
 func (nameOrder) Compare(a, b string) int {
 	i, j := len(a), len(b)
+	// Names of one zone share long suffixes (".inst.<account uuid>.<zone>"):
+	// eight octets at a time is most of a lookup's work.
+	for i >= 8 && j >= 8 && load64(a, i-8) == load64(b, j-8) {
+		i, j = i-8, j-8
+	}
 	for i > 0 && j > 0 && a[i-1] == b[j-1] {
 		i, j = i-1, j-1
 	}
@@ -238,6 +243,13 @@ func (nameOrder) Compare(a, b string) int {
 		return 1
 	}
 	return strings.Compare(finalLabel(a), finalLabel(b))
+}
+
+// load64 returns the eight octets of s from i as one word.
+func load64(s string, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }
 
 func labelStart(s string, i int) bool { return i == 0 || s[i-1] == '.' }

@@ -1,0 +1,157 @@
+package store
+
+import (
+	"slices"
+	"strings"
+	"sync/atomic"
+)
+
+// A lookup in a tree of a million names compares the name with about
+// twenty keys, each a string of its own elsewhere in memory, and each
+// comparison walks the long suffix the names of a zone share
+// (".inst.<account uuid>.<zone>") from the right: twenty cache misses and
+// more, which made the store's lookup a fifth of a DNS query's CPU at 1M
+// records (docs/BENCHMARKS.md, "Issue 18: lookups by word"). So the
+// searches of readers (Get, Seek) go through an index a tree node builds
+// on first use: the node's keys in canonical form — labels from the
+// right, each followed by a zero octet, which orders octet by octet as
+// nameOrder orders names — less the prefix they all share, as the eight
+// octets after it in one word each. A search then compares words from
+// one array, and reads a key only among those whose word equals the
+// name's. Nodes are immutable, so an index once built stays right; it is
+// built at most a few times over when readers race, which is harmless.
+
+// keyIndex is a tree node's index of its keys.
+type keyIndex struct {
+	// prefix is the canonical form all the node's keys begin with.
+	prefix string
+	// words[i] is the canonical form of keys[i] after prefix, its first
+	// eight octets big-endian, zero-padded.
+	words []uint64
+	// plain: some key holds a zero octet, which the canonical form
+	// cannot order; searches compare names.
+	plain bool
+}
+
+// canonical appends name's canonical form to b: its labels from the
+// right, each followed by a zero octet; ok is false when name is not
+// absolute or holds a zero octet of its own or an empty label.
+func canonical(b []byte, name string) (_ []byte, ok bool) {
+	if !strings.HasSuffix(name, ".") {
+		return b, false // relative: the tree holds absolute names only
+	}
+	name = name[:len(name)-1]
+	if strings.IndexByte(name, 0) >= 0 || strings.Contains(name, "..") || strings.HasPrefix(name, ".") {
+		return b, false // empty labels: left to nameOrder too
+	}
+	for end := len(name); end > 0; {
+		start := strings.LastIndexByte(name[:end], '.') + 1
+		b = append(b, name[start:end]...)
+		b = append(b, 0)
+		end = start - 1
+	}
+	return b, true
+}
+
+// wordAt returns the eight octets of b from i, big-endian, zero-padded.
+func wordAt(b []byte, i int) uint64 {
+	var w uint64
+	for k := range 8 {
+		w <<= 8
+		if i+k < len(b) {
+			w |= uint64(b[i+k])
+		}
+	}
+	return w
+}
+
+// index returns n's index, building it on first use.
+func (n *tnode) index() *keyIndex {
+	if x := n.idx.Load(); x != nil {
+		return x
+	}
+	x := buildIndex(n.keys)
+	n.idx.Store(x)
+	return x
+}
+
+func buildIndex(keys []string) *keyIndex {
+	if len(keys) == 0 {
+		return &keyIndex{plain: true}
+	}
+	var fb, lb, kb [256]byte
+	first, okf := canonical(fb[:0], keys[0])
+	last, okl := canonical(lb[:0], keys[len(keys)-1])
+	if !okf || !okl {
+		return &keyIndex{plain: true}
+	}
+	// Keys are sorted, so what the first and the last share, all share.
+	p := 0
+	for p < len(first) && p < len(last) && first[p] == last[p] {
+		p++
+	}
+	x := &keyIndex{prefix: string(first[:p]), words: make([]uint64, len(keys))}
+	for i, k := range keys {
+		form, ok := canonical(kb[:0], k)
+		if !ok {
+			return &keyIndex{plain: true}
+		}
+		x.words[i] = wordAt(form, p)
+	}
+	return x
+}
+
+// searchKeys is slices.BinarySearchFunc(n.keys, name, cmpName) through
+// n's index; form is name's canonical form (canonical), nil when it has
+// none.
+func (n *tnode) searchKeys(name string, form []byte) (int, bool) {
+	x := n.index()
+	if x.plain || form == nil {
+		return slices.BinarySearchFunc(n.keys, name, cmpName)
+	}
+	p := len(x.prefix)
+	if len(form) < p || string(form[:p]) != x.prefix {
+		// Outside the prefix: before every key or after them all.
+		k := 0
+		for k < len(form) && k < p && form[k] == x.prefix[k] {
+			k++
+		}
+		if k == len(form) || form[k] < x.prefix[k] {
+			return 0, false
+		}
+		return len(n.keys), false
+	}
+	w := wordAt(form, p)
+	lo, _ := slices.BinarySearch(x.words, w)
+	hi := lo
+	for hi < len(x.words) && x.words[hi] == w {
+		hi++
+	}
+	if lo == hi {
+		return lo, false
+	}
+	i, found := slices.BinarySearchFunc(n.keys[lo:hi], name, cmpName)
+	return lo + i, found
+}
+
+// childFor is childIndex through n's index.
+func (n *tnode) childFor(name string, form []byte) int {
+	i, found := n.searchKeys(name, form)
+	if found || i == 0 {
+		return i
+	}
+	return i - 1
+}
+
+// formOf returns name's canonical form in buf's array when it fits, nil
+// when name has none.
+func formOf(buf []byte, name string) []byte {
+	form, ok := canonical(buf[:0], name)
+	if !ok {
+		return nil
+	}
+	return form
+}
+
+// idxPtr is the lazily built index of a tree node.
+type idxPtr = atomic.Pointer[keyIndex]
