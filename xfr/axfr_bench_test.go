@@ -2,7 +2,6 @@ package xfr
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
@@ -23,12 +22,6 @@ import (
 // gives them, so that the nodes lie on the heap in generation order
 // rather than in the canonical order a transfer reads them in.
 func shapedZone(b *testing.B, records int) *store.Store {
-	b.Helper()
-	ctx := context.Background()
-	src, err := store.Open(ctx, store.NewMemory(), store.Options{}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
 	recs := make([]store.Record, 0, records)
 	add := func(name, typ, data string) {
 		if len(recs) < records {
@@ -49,10 +42,7 @@ func shapedZone(b *testing.B, records int) *store.Store {
 			add("_http._tcp."+svc, "SRV", "0 10 80 "+name)
 		}
 	}
-	if _, err := src.CommitSource(ctx, "bench", map[string][]store.Record{"example.test.": recs}); err != nil {
-		b.Fatal(err)
-	}
-	return src
+	return storeOf(b, recs)
 }
 
 // shapedUUID is a UUID-looking string derived from (kind, i), so that

@@ -16,17 +16,22 @@ import (
 // benchZone fills a store with a zone shaped like cnsd's: per instance an
 // A record and a TXT record with its UUID, so records/2 names.
 func benchZone(b *testing.B, records int) *store.Store {
-	b.Helper()
-	ctx := context.Background()
-	src, err := store.Open(ctx, store.NewMemory(), store.Options{}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
 	recs := make([]store.Record, 0, records)
 	for i := range records / 2 {
 		name := fmt.Sprintf("%08x-4b6e-4c8a-9d2f-%012x.inst.example.test.", i, i)
 		recs = append(recs, rec(name, "A", fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)),
 			rec(name, "TXT", fmt.Sprintf(`"%08x-4b6e-4c8a-9d2f-%012x"`, i, i)))
+	}
+	return storeOf(b, recs)
+}
+
+// storeOf opens a store over Memory holding recs in example.test.
+func storeOf(b *testing.B, recs []store.Record) *store.Store {
+	b.Helper()
+	ctx := context.Background()
+	src, err := store.Open(ctx, store.NewMemory(), store.Options{}, nil)
+	if err != nil {
+		b.Fatal(err)
 	}
 	if _, err := src.CommitSource(ctx, "bench", map[string][]store.Record{"example.test.": recs}); err != nil {
 		b.Fatal(err)
