@@ -3,7 +3,6 @@ package store
 import (
 	"slices"
 	"strings"
-	"sync/atomic"
 )
 
 // A lookup in a tree of a million names compares the name with about
@@ -152,6 +151,3 @@ func formOf(buf []byte, name string) []byte {
 	}
 	return form
 }
-
-// idxPtr is the lazily built index of a tree node.
-type idxPtr = atomic.Pointer[keyIndex]

@@ -3,6 +3,7 @@ package store
 import (
 	"iter"
 	"slices"
+	"sync/atomic"
 )
 
 // nameTree is a snapshot's names: an immutable sorted map from names, in
@@ -28,7 +29,7 @@ type tnode struct {
 	keys []string
 	vals []*node
 	kids []*tnode
-	idx  idxPtr // built by the first search that reads it (nameindex.go)
+	idx  atomic.Pointer[keyIndex] // built by the first search that reads it (nameindex.go)
 }
 
 func cmpName(a, b string) int { return nameOrder{}.Compare(a, b) }

@@ -292,14 +292,23 @@ func (u *udpServer) fast(p *udpPacket) bool {
 	if !ok {
 		return false
 	}
+	u.place(p, msg, ans, rcode)
+	return true
+}
+
+// place counts an answer made without the full path and sets it as p's
+// answer as rate limiting lets it go: whole, slipped or not at all. It
+// reports whether it went whole.
+func (u *udpServer) place(p *udpPacket, msg, ans []byte, rcode int) bool {
 	u.s.countQuery(rcode)
 	switch u.s.limitVerdict(p.from.Addr().Unmap(), rcode) {
 	case send:
 		p.answer = ans
+		return true
 	case slip:
 		p.answer = slipAnswer(msg, &p.q, p.out[:0])
 	}
-	return true
+	return false
 }
 
 // wire answers p written straight from the records (answerWire), and
@@ -311,13 +320,8 @@ func (u *udpServer) wire(p *udpPacket, nw *nameWriter) bool {
 	if !ok {
 		return false
 	}
-	u.s.countQuery(rcode)
-	switch u.s.limitVerdict(p.from.Addr().Unmap(), rcode) {
-	case send:
-		p.answer = ans
+	if u.place(p, msg, ans, rcode) {
 		p.st.rememberWire(&p.q, ans, z, qname, rcode)
-	case slip:
-		p.answer = slipAnswer(msg, &p.q, p.out[:0])
 	}
 	return true
 }
