@@ -26,9 +26,13 @@ import (
 // back after; tests lower it.
 var releaseAfter = 100_000
 
-// releaseMemory collects and returns free memory to the OS; tests count
-// its calls.
-var releaseMemory = debug.FreeOSMemory
+// releaseMemory collects, returns free memory to the OS and from then on
+// keeps the collector's headroom in proportion (headroom.go); tests
+// count its calls.
+var releaseMemory = func() {
+	debug.FreeOSMemory()
+	keepHeadroom()
+}
 
 // releaseAfterBuild gives memory back after a build of built records
 // from nothing, if it is the Store's first of at least releaseAfter.

@@ -16,6 +16,23 @@ func ChangeRecord(i int) store.Record {
 	return store.NewRecord(fmt.Sprintf("ixfr%d.%s", i, Zone), dns.TypeA, fmt.Sprintf("192.0.2.%d", i%250+1), "change")
 }
 
+// churnSources are the sources Churn's changes take turns at.
+const churnSources = 100
+
+// Churn makes the cnsd child commit k serials, the i-th replacing the
+// record of one of churnSources sources with ChangeRecord(first+i), and
+// returns when it has: a server that runs for long, whose zone keeps its
+// size while it changes.
+func (s *Server) Churn(first, k int) error {
+	if s.ctl == nil {
+		return fmt.Errorf("churn %s: not supported", s.Name)
+	}
+	if _, err := fmt.Fprintf(s.ctl, "churn %d %d\n", first, k); err != nil {
+		return fmt.Errorf("churn %s: %w", s.Name, err)
+	}
+	return waitLine(s.lines, "changed", time.Minute)
+}
+
 // Change makes the server commit k serials, the i-th adding
 // ChangeRecord(first+i), and returns when it has: the cnsd child
 // through its stdin, knotd through knotc, one transaction a serial,

@@ -214,19 +214,28 @@ func serveChild(records string) error {
 
 // commands runs the parent's commands, a line each on r, until r ends:
 // "change <first> <k>" commits k serials, the i-th adding
-// ChangeRecord(first+i), and answers "changed". The parent sends them
-// only after "ready", when src holds the zone.
+// ChangeRecord(first+i) as a source of its own; "churn <first> <k>"
+// commits k serials, the i-th giving ChangeRecord(first+i) to one of
+// churnSources sources in turn, in place of the one it had. Each answers
+// "changed". The parent sends them only after "ready", when src holds
+// the zone.
 func commands(ctx context.Context, r io.Reader, src *atomic.Pointer[store.Store]) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
+		var verb string
 		var first, k int
-		if _, err := fmt.Sscanf(sc.Text(), "change %d %d", &first, &k); err != nil || src.Load() == nil {
+		if _, err := fmt.Sscanf(sc.Text(), "%s %d %d", &verb, &first, &k); err != nil || src.Load() == nil ||
+			(verb != "change" && verb != "churn") {
 			fmt.Fprintln(os.Stderr, "knotbench cnsd child: bad command", sc.Text())
 			continue
 		}
 		for i := first; i < first+k; i++ {
+			source := fmt.Sprint("change", i)
+			if verb == "churn" {
+				source = fmt.Sprint("churn", i%churnSources)
+			}
 			recs := map[string][]store.Record{Zone: {ChangeRecord(i)}}
-			if _, err := src.Load().CommitSource(ctx, fmt.Sprint("change", i), recs); err != nil {
+			if _, err := src.Load().CommitSource(ctx, source, recs); err != nil {
 				fmt.Fprintln(os.Stderr, "knotbench cnsd child: commit:", err)
 			}
 		}

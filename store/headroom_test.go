@@ -1,0 +1,112 @@
+package store
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+)
+
+const mib = 1 << 20
+
+func TestGCPercentFor(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		live uint64
+		want int
+	}{
+		{"nothing live", 0, 100},
+		{"small heap keeps the default", 10 * mib, 100},
+		{"floor equals the live heap", 32 * mib, 100},
+		{"floor is half the live heap", 64 * mib, 50},
+		{"floor is a quarter", 128 * mib, 25},
+		{"share above the floor", 150 * mib, 25},
+		{"large heap", 4096 * mib, 25},
+		{"between floor and share", 100 * mib, 32},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := gcPercentFor(c.live); got != c.want {
+				t.Errorf("gcPercentFor(%d MiB) = %d, want %d", c.live/mib, got, c.want)
+			}
+		})
+	}
+}
+
+func TestNextGCPercent(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		percent int
+		share   float64
+		live    uint64
+		want    int
+	}{
+		{"quiet halves", 100, 0.001, 512 * mib, 50},
+		{"quiet stops at a quarter of the live heap", 50, 0, 512 * mib, 25},
+		{"quiet stays at the least", 25, 0, 512 * mib, 25},
+		{"quiet stops at the floor", 50, 0, 96 * mib, 33},
+		{"busy doubles", 25, 0.05, 512 * mib, 50},
+		{"busy stops at the default", 50, 0.5, 512 * mib, 100},
+		{"in between holds", 50, 0.01, 512 * mib, 50},
+		{"a heap grown small gets the default back", 25, 0.01, 16 * mib, 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := nextGCPercent(c.percent, c.share, c.live); got != c.want {
+				t.Errorf("nextGCPercent(%d, %v, %d MiB) = %d, want %d", c.percent, c.share, c.live/mib, got, c.want)
+			}
+		})
+	}
+}
+
+// TestHeadroomFollowsLiveHeap keeps a large live heap in a quiet
+// process and steps the controller as its timer would: GOGC comes down
+// to a quarter, then back to the default once the heap is small again.
+func TestHeadroomFollowsLiveHeap(t *testing.T) {
+	t.Setenv("GOGC", "") // restored after the test; keepHeadroom must find it unset
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+	defer stopHeadroom()
+	gogc := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	step := func() uint64 {
+		headroom.mu.Lock()
+		stepHeadroomLocked()
+		headroom.mu.Unlock()
+		metrics.Read(gogc)
+		return gogc[0].Value.Uint64()
+	}
+	// Live without being touched: the collector counts it whole, the
+	// machine gives it pages only when written.
+	ballast := make([]byte, 256<<20)
+	runtime.GC()
+	keepHeadroom()
+	var got []uint64
+	for range 3 {
+		got = append(got, step())
+	}
+	if got[0] != 50 || got[1] != 25 || got[2] != 25 {
+		t.Errorf("GOGC over three quiet steps with 256 MiB live = %v, want [50 25 25]", got)
+	}
+	runtime.KeepAlive(ballast)
+	ballast = nil
+	runtime.GC()
+	if p := step(); p != 100 {
+		t.Errorf("GOGC after the ballast went = %d, want 100 (a test binary's live heap is far under 32 MiB)", p)
+	}
+	stopHeadroom()
+	if old := debug.SetGCPercent(100); old != 100 {
+		t.Errorf("stopHeadroom left GOGC at %d", old)
+	}
+}
+
+func TestHeadroomLeavesGOGCSetByTheOperator(t *testing.T) {
+	t.Setenv("GOGC", "300")
+	keepHeadroom()
+	headroom.mu.Lock()
+	running := headroom.timer != nil
+	headroom.mu.Unlock()
+	if running {
+		stopHeadroom()
+		t.Fatal("keepHeadroom started although GOGC is set")
+	}
+}
