@@ -211,11 +211,16 @@ func (s *Server) Run(ctx context.Context) error {
 			udps = append(udps, udpRun{u, workers})
 		}
 	}
+	blocked := 0
 	for _, r := range udps {
 		if r.workers == 1 {
 			r.u.fd = r.u.detach() // every socket prepared: none is left open on an error above
+			if r.u.fd != nil {
+				blocked++
+			}
 		}
 	}
+	blockedThreads(blocked) // serveFD gives each back as it returns
 	tcp := newTCPServer(s)
 	s.tcp.Store(tcp)
 	errc := make(chan error, len(ls)+1)

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -25,6 +26,41 @@ import (
 // Go's epoll set; left there, every datagram would wake the netpoller for
 // nothing. stop shuts the socket down for reading, which ends a blocked
 // recvmmsg at once; udpReadTimeout bounds the wait should it not.
+
+// A thread blocked in recvmmsg keeps its P (the runtime's right to run Go
+// code) in the syscall state. With as many such threads as GOMAXPROCS no
+// P is ever idle, so sysmon takes a P back from a blocked thread at each
+// of its ticks (20 us), which also keeps it from slowing its ticks down
+// to 10 ms: at a few queries in flight it ran 50,000 times a second,
+// about a tenth of the server's CPU per query, and every other goroutine
+// (TCP, the garbage collector, timers) waited for such a retake to run.
+// One P more than the blocked threads leaves one idle, and sysmon lets a
+// thread in a syscall keep its P for up to 10 ms. It does not let more
+// Go code run at once than before: the blocked threads run none.
+var blockedProcs struct {
+	sync.Mutex
+	threads int // reading with blocking system calls
+	added   int // to GOMAXPROCS for them
+}
+
+// blockedThreads notes that d more threads (fewer, when negative) read
+// with blocking system calls, and sets GOMAXPROCS so that one P is left
+// while they all wait: raised as they start, given back once none is
+// left, so that a process serving in turns (tests) does not ratchet.
+func blockedThreads(d int) {
+	blockedProcs.Lock()
+	defer blockedProcs.Unlock()
+	b := &blockedProcs
+	b.threads += d
+	switch n := runtime.GOMAXPROCS(0); {
+	case b.threads >= n:
+		runtime.GOMAXPROCS(b.threads + 1)
+		b.added += b.threads + 1 - n
+	case b.threads == 0 && b.added > 0:
+		runtime.GOMAXPROCS(max(1, n-b.added))
+		b.added = 0
+	}
+}
 
 // udpReadTimeout is the longest a blocked read waits before it looks
 // whether the server stops (a variable for tests).
@@ -80,6 +116,7 @@ func (f *udpFD) stop() {
 // serveFD serves the socket f as alone serves a conn, until f is stopped,
 // then closes it.
 func (u *udpServer) serveFD(f *udpFD) {
+	defer blockedThreads(-1) // counted by Run as it detached f
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer unix.Close(f.fd)

@@ -16,11 +16,14 @@ import (
 // GOMAXPROCS of them) are read with blocking recvmmsg, their conns
 // closed; the server answers on them, and when its context ends the
 // reads blocked on idle sockets end at once — not at the read timeout,
-// set here far beyond the test's patience.
+// set here far beyond the test's patience. While the threads wait,
+// GOMAXPROCS is one more than they are (blockedThreads), and given back
+// when Run returns.
 func TestUDPBlockingStop(t *testing.T) {
 	defer func(d time.Duration) { udpReadTimeout = d }(udpReadTimeout)
 	udpReadTimeout = time.Hour
-	pcs, err := ListenUDP(context.Background(), "127.0.0.1:0", runtime.GOMAXPROCS(0))
+	procs := runtime.GOMAXPROCS(0)
+	pcs, err := ListenUDP(context.Background(), "127.0.0.1:0", procs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +39,9 @@ func TestUDPBlockingStop(t *testing.T) {
 			t.Errorf("conn %d while served: %v, want closed (its socket read without the netpoller)", i, err)
 		}
 	}
+	if got := runtime.GOMAXPROCS(0); got != procs+1 {
+		t.Errorf("GOMAXPROCS %d while %d threads wait in recvmmsg, want %d (a P left idle)", got, len(pcs), procs+1)
+	}
 	idle := time.Now()
 	cancel()
 	select {
@@ -45,6 +51,9 @@ func TestUDPBlockingStop(t *testing.T) {
 		}
 	case <-time.After(time.Minute):
 		t.Fatalf("Run still blocked %v after its context ended: the reads were not woken", time.Since(idle))
+	}
+	if got := runtime.GOMAXPROCS(0); got != procs {
+		t.Errorf("GOMAXPROCS %d after Run returned, want %d again", got, procs)
 	}
 	// The port is free again: every descriptor of it was closed.
 	pc, err := net.ListenPacket("udp", pcs[0].LocalAddr().String())

@@ -11,6 +11,7 @@ type udpFD struct{}
 func (u *udpServer) detach() *udpFD   { return nil }
 func (f *udpFD) stop()                {}
 func (u *udpServer) serveFD(f *udpFD) {}
+func blockedThreads(int)              {}
 
 func (f *udpFD) writeNow(udpControl, *udpPacket, []byte) (int, error) {
 	return 0, errors.New("no blocking sockets here")
