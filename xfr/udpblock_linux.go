@@ -17,7 +17,7 @@ import (
 )
 
 // A socket that one worker serves alone (ListenUDP's) is read with
-// blocking recvmmsg on a thread of its own, as Knot reads its sockets,
+// blocking recvmmsg, which holds a thread while it waits, as Knot reads its sockets,
 // rather than through Go's netpoller. With a few queries in flight per
 // socket most reads found it empty, and each of those cost a failed
 // recvmmsg, the goroutine parked, epoll_wait and a wake-up: more than
@@ -61,6 +61,18 @@ func blockedThreads(d int) {
 		b.added = 0
 	}
 }
+
+// udpYieldEvery is how often a worker yields its goroutine's place. One
+// that never does is one that sysmon finds on the same scheduling tick
+// for 10 ms and preempts: a signal that ends its recvmmsg early (EINTR),
+// its P taken back while it sits in the system call, and sysmon then
+// ticking every 20 us again for a millisecond and more, every 10 ms per
+// worker (3,300 sleeps a second of sysmon with two workers at 35,000
+// queries/s, against 120 with the yield). A yield costs a goroutine put
+// on the global queue and taken back, and a spinning thread woken for
+// nothing. The goroutine is not locked to its thread: a locked one hands
+// its P to another thread and back at each yield or preemption.
+const udpYieldEvery = 5 * time.Millisecond
 
 // udpReadTimeout is the longest a blocked read waits before it looks
 // whether the server stops (a variable for tests).
@@ -117,13 +129,16 @@ func (f *udpFD) stop() {
 // then closes it.
 func (u *udpServer) serveFD(f *udpFD) {
 	defer blockedThreads(-1) // counted by Run as it detached f
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	defer unix.Close(f.fd)
 	ps := getPackets()
 	defer putPackets(ps)
 	var nw nameWriter
+	last := time.Now()
 	for !f.stopped.Load() {
+		if now := time.Now(); now.Sub(last) >= udpYieldEvery {
+			runtime.Gosched() // see udpYieldEvery
+			last = now
+		}
 		if h := u.s.udpReadHook; h != nil {
 			h()
 		}
