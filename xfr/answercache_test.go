@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/maphash"
 	"net"
 	"strings"
 	"testing"
@@ -444,5 +445,26 @@ func TestAnswerCacheReverseTakesOver(t *testing.T) {
 	m := new(dns.Msg)
 	if err := m.Unpack(fullPath(s, q, true)); err != nil || m.Rcode != dns.RcodeSuccess || len(m.Answer) != 1 {
 		t.Fatalf("answer from the new zone: %v %v", m, err)
+	}
+}
+
+// TestAnswerCacheKeyChecked: an entry is found by its key's hash but
+// served only for its own key (two keys of one hash), and holds a copy
+// of the answer put, not the caller's buffer.
+func TestAnswerCacheKeyChecked(t *testing.T) {
+	c := newAnswerCache()
+	answer := []byte("the answer")
+	c.put([]byte("key one"), &answerEntry{msg: answer, qname: "x"})
+	copy(answer, "overwrite!")
+	e := c.get([]byte("key one"))
+	if e == nil || string(e.msg) != "the answer" || string(e.key) != "key one" {
+		t.Fatalf("get after put: %+v", e)
+	}
+	other := []byte("key two")
+	h := maphash.Bytes(c.seed, other)
+	sh := c.shard(h)
+	sh.entries[h] = e // as if the two keys hashed alike
+	if got := c.get(other); got != nil {
+		t.Errorf("key two found the entry of key one: %q", got.key)
 	}
 }

@@ -146,11 +146,11 @@ func quickName(q *quickQuery) string {
 	return b.String()
 }
 
-// rememberWire caches ans, the answer answerWire wrote to q from zone z
+// rememberWire caches (a copy of) ans, the answer answerWire wrote to q from zone z
 // with rcode, as remember caches the full path's answer to a lower-case
 // request.
 func (st *settings) rememberWire(q *quickQuery, ans []byte, z servedZone, qname string, rcode int) {
-	e := &answerEntry{msg: append([]byte(nil), ans...), rcode: rcode, qEnd: q.qEnd,
+	e := &answerEntry{msg: ans, rcode: rcode, qEnd: q.qEnd,
 		qname: qname, zone: z.name, snap: weak.Make(z.snap), fixed: !isReverse(qname)}
 	st.answers.put(q.key[:q.keyLen], e)
 }
