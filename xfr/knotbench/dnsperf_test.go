@@ -24,6 +24,8 @@ var (
 		"when above 0 (and no -knotbench.dnsperf-rate), the fixed rate is this share of cnsd's own top rate on that transport, e.g. 0.6")
 	dnsperfFixedSeconds = flag.Int("knotbench.dnsperf-fixed-seconds", 0,
 		"seconds each fixed-rate dnsperf run lasts; 0 is -knotbench.dnsperf-seconds")
+	dnsperfTransports = flag.String("knotbench.dnsperf-transports", "udp,tcp",
+		"the transports BenchmarkDNSPerf loads, comma-separated: to compare versions on one of them in half the time")
 )
 
 // dnsperfClients is the sockets (UDP) or connections (TCP) dnsperf
@@ -62,7 +64,10 @@ func BenchmarkDNSPerf(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		for _, transport := range []string{"udp", "tcp"} {
+		for _, transport := range strings.Split(*dnsperfTransports, ",") {
+			if transport != "udp" && transport != "tcp" {
+				b.Fatalf("-knotbench.dnsperf-transports: %q is neither udp nor tcp", transport)
+			}
 			top := make([]perfResult, len(servers))
 			for i, s := range servers {
 				top[i] = runDNSPerf(b, bin, s, transport, qfile, 0, *dnsperfSeconds)
