@@ -22,7 +22,8 @@
 //	go test ./xfr/knotbench -run '^$' -bench DNSPerf -benchtime 1x -v -knotbench.records 100000
 //
 // -knotbench.records picks the zone sizes (100000,1000000 by default;
-// 10000 under -short). Without knotd the benchmarks and tests are
+// 10000 under -short); -knotbench.dnsperf-transports udp loads UDP alone,
+// to compare two versions in half the time. Without knotd the benchmarks and tests are
 // skipped, or fail when CNSD_REQUIRE_SECONDARIES is set; CNSD_KNOTD
 // names another knotd; CNSD_KNOTBENCH_CPUPROFILE=file makes the cnsd
 // child write a CPU profile. It needs Linux (/proc). Do not measure under
