@@ -34,13 +34,18 @@ type Cloud struct {
 	vms map[string]*VM
 	// byUUID is the uuids of vms sorted, rebuilt when a VM was added
 	// (VMs are never deleted: destroyed ones stay, as in VMAPI).
-	byUUID   []string
-	users    []*User
-	servers  []*Server
-	networks []*Network
-	pools    []*Pool
-	nics     []*NAPINIC // NAPI's own NIC table (Fixture.NICs)
-	userLog  []UserChange
+	byUUID []string
+	// vmGen counts the changes to vms; counts, the number of VMs each
+	// listing filter matched, holds while countsGen is vmGen.
+	vmGen     uint64
+	counts    map[string]int
+	countsGen uint64
+	users     []*User
+	servers   []*Server
+	networks  []*Network
+	pools     []*Pool
+	nics      []*NAPINIC // NAPI's own NIC table (Fixture.NICs)
+	userLog   []UserChange
 }
 
 // New builds a Cloud from a copy of f.

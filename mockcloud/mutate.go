@@ -41,6 +41,7 @@ func (c *Cloud) updateVM(uuid string, change func(*VM) error) (VM, error) {
 }
 
 func (c *Cloud) publishLocked(old, next VM, now time.Time) {
+	c.vmGen++
 	ob, _ := old.MarshalJSON() // decoded JSON values and strings: cannot fail
 	nb, _ := next.MarshalJSON()
 	kind := ChangeKind{Resource: VMResource.Resource, SubResources: changedFields(ob, nb)}

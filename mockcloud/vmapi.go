@@ -3,6 +3,7 @@ package mockcloud
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,6 +113,90 @@ func (c *Cloud) listVMs(w http.ResponseWriter, r *http.Request) {
 func (c *Cloud) pageLocked(lq listQuery) ([]VM, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if lq.sort[0].key != "uuid" {
+		return c.sortedPageLocked(lq)
+	}
+	// In uuid order the page is a walk of byUUID from the marker on: a
+	// listing in pages then costs the cloud its VMs once, not once per
+	// page. Only the count needs every VM (countLocked).
+	ids := c.sortedLocked()
+	desc := lq.sort[0].order == "DESC"
+	i, step := 0, 1
+	if desc {
+		i, step = len(ids)-1, -1
+	}
+	if m, ok := lq.marker["uuid"].(string); ok {
+		// VMs before the marker's uuid in the walk's order are the ones
+		// afterMarker leaves out whatever else they hold.
+		if desc {
+			i, _ = slices.BinarySearch(ids, m)
+			if i < len(ids) && ids[i] == m {
+				i++
+			}
+			i--
+		} else {
+			i, _ = slices.BinarySearch(ids, m)
+		}
+	}
+	page := []VM{}
+	skipped := 0
+	for ; i >= 0 && i < len(ids) && len(page) < lq.limit; i += step {
+		v := c.vms[ids[i]]
+		if !lq.matches(v) || !lq.afterMarker(v) {
+			continue
+		}
+		if skipped < lq.offset {
+			skipped++
+			continue
+		}
+		page = append(page, cloneVM(*v))
+	}
+	return page, c.countLocked(lq)
+}
+
+// countLocked is how many VMs match lq's filters, kept per filter until
+// a VM changes, so that each page of a listing does not count them all
+// again. The caller holds mu.
+func (c *Cloud) countLocked(lq listQuery) int {
+	key := lq.filterKey()
+	if c.counts == nil || c.countsGen != c.vmGen || len(c.counts) >= maxCountsKept {
+		c.counts, c.countsGen = map[string]int{}, c.vmGen
+	}
+	if n, ok := c.counts[key]; ok {
+		return n
+	}
+	n := 0
+	for _, v := range c.vms {
+		if lq.matches(v) {
+			n++
+		}
+	}
+	c.counts[key] = n
+	return n
+}
+
+// maxCountsKept bounds the counts a cloud keeps between changes: queries
+// of many different filters recount rather than grow the map.
+const maxCountsKept = 64
+
+// filterKey names the query's filters: every parameter but those that
+// only page (limit, offset, marker), in the order sent.
+func (lq *listQuery) filterKey() string {
+	var b strings.Builder
+	for _, name := range lq.p.order {
+		switch name {
+		case "limit", "offset", "marker":
+			continue
+		}
+		v, _ := lq.p.get(name)
+		b.WriteString(url.QueryEscape(name) + "=" + url.QueryEscape(v) + "&")
+	}
+	return b.String()
+}
+
+// sortedPageLocked is pageLocked for a sort on another key than uuid:
+// every matching VM is sorted, then paged. The caller holds mu.
+func (c *Cloud) sortedPageLocked(lq listQuery) ([]VM, int) {
 	var matched []*VM
 	for _, id := range c.sortedLocked() {
 		if v := c.vms[id]; lq.matches(v) {
