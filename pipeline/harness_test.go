@@ -62,6 +62,11 @@ type world struct {
 	ufds   *feed.UFDS
 	cancel context.CancelFunc
 	done   chan error
+
+	// url and ldapURL reach the cloud's HTTP APIs and its UFDS; cloud,
+	// http and ldap are nil when it runs in a process of its own
+	// (newCloudProcess).
+	url, ldapURL string
 }
 
 // startWorld runs everything over fixture f with settings s; the
@@ -80,6 +85,7 @@ func newWorld(t testing.TB, f *mockcloud.Fixture) *world {
 	w.http = httptest.NewServer(w.cloud.Handler())
 	t.Cleanup(w.http.Close)
 	w.ldap = ufdstest.Start(t, w.cloud)
+	w.url, w.ldapURL = w.http.URL, w.ldap.URL
 	return w
 }
 
@@ -93,7 +99,7 @@ func (w *world) start(s Settings, b store.Backend) {
 		w.t.Fatal(err)
 	}
 	w.store = st
-	ufds := feed.NewUFDS(schema.UFDSConfig{Endpoint: schema.Endpoint{URL: w.ldap.URL}, BindDN: ufdstest.RootDN,
+	ufds := feed.NewUFDS(schema.UFDSConfig{Endpoint: schema.Endpoint{URL: w.ldapURL}, BindDN: ufdstest.RootDN,
 		BindPassword: ufdstest.Password, CacheTime: time.Hour}, log)
 	ufds.SetPollInterval(20 * time.Millisecond)
 	w.ufds = ufds
@@ -101,10 +107,10 @@ func (w *world) start(s Settings, b store.Backend) {
 	if poll == 0 {
 		poll = 20 * time.Millisecond
 	}
-	cnapi := feed.NewCNAPI(feed.CNAPIOptions{URL: w.http.URL, PollInterval: poll,
+	cnapi := feed.NewCNAPI(feed.CNAPIOptions{URL: w.url, PollInterval: poll,
 		Down: s.Decide, Now: w.clock.Now, Logger: log})
-	napi := feed.NewNAPI(feed.NAPIOptions{URL: w.http.URL, Logger: log})
-	vmapi := feed.NewVMAPI(feed.VMAPIConfig{URL: w.http.URL, Instance: "5e1f0c36-0000-4000-8000-000000000001",
+	napi := feed.NewNAPI(feed.NAPIOptions{URL: w.url, Logger: log})
+	vmapi := feed.NewVMAPI(feed.VMAPIConfig{URL: w.url, Instance: "5e1f0c36-0000-4000-8000-000000000001",
 		MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, log)
 	s.CoalesceWindow, s.CoalesceMaxDelay = time.Millisecond, 10*time.Millisecond
 	w.p = New(Config{Store: w.store, Owners: ufds, Servers: cnapi, Networks: napi, Settings: s,
