@@ -164,13 +164,17 @@ func (p *Pipeline) reevaluate(ctx context.Context, vms []*vmState) {
 // evaluateAll evaluates vms at now with one lookup memo and returns the
 // contributions of those that resolved. A non-empty what logs progress.
 //
-// The VMs are decided one after the other, in order, as evaluate would,
-// but their records are generated in batches over GOMAXPROCS goroutines:
-// generating is most of an evaluation's CPU, and a bootstrap waits for
-// 100k of them after its listing. Batches bound how many views are held
-// at once.
+// The owners and networks of many VMs are looked up first, several at a
+// time (warm). The VMs are decided one after the other, in order, as
+// evaluate would, but their records are generated in batches over
+// GOMAXPROCS goroutines: generating is most of an evaluation's CPU, and
+// a bootstrap waits for 100k of them after its listing. Batches bound
+// how many views are held at once.
 func (p *Pipeline) evaluateAll(ctx context.Context, vms []*vmState, now time.Time, what string) []zonegen.Contribution {
 	memo := newLookups()
+	if len(vms) >= warmMin {
+		p.res.warm(ctx, vms, memo)
+	}
 	prog := newProgress(p, what, len(vms))
 	cs := make([]zonegen.Contribution, 0, len(vms))
 	outs := make([]Outcome, 0, min(len(vms), evaluateBatch))
