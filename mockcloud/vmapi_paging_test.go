@@ -9,33 +9,17 @@ import (
 
 // scanPage is a listing page by definition: every VM filtered, sorted,
 // then the marker, offset and limit applied, and the count of all that
-// matched. pageLocked must agree with it for every query.
+// matched — what sortedPageLocked does for any sort, uuid's too.
+// pageLocked must agree with it for every query.
 func scanPage(c *Cloud, lq listQuery) ([]string, int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var matched []*VM
-	for _, id := range c.sortedLocked() {
-		if v := c.vms[id]; lq.matches(v) {
-			matched = append(matched, v)
-		}
+	vms, n := c.sortedPageLocked(lq)
+	uuids := make([]string, len(vms))
+	for i, v := range vms {
+		uuids[i] = v.UUID
 	}
-	lq.order(matched)
-	var page []string
-	skipped := 0
-	for _, v := range matched {
-		if len(page) == lq.limit {
-			break
-		}
-		if !lq.afterMarker(v) {
-			continue
-		}
-		if skipped < lq.offset {
-			skipped++
-			continue
-		}
-		page = append(page, v.UUID)
-	}
-	return page, len(matched)
+	return uuids, n
 }
 
 // TestListPageAgreesWithScan compares the pages of many queries (sorts,
