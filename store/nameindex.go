@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 )
@@ -30,6 +31,17 @@ type keyIndex struct {
 	// plain: some key holds a zero octet, which the canonical form
 	// cannot order; searches compare names.
 	plain bool
+	// Keys of one word make a group, which a search would otherwise
+	// tell apart by comparing names: in a leaf of a million-name zone
+	// that holds the end of one account and the start of the next, the
+	// word is the account UUID's first octets, so half the leaf's keys
+	// share it, and each comparison reads a key's string from memory of
+	// its own. depth[i] is how many octets of canonical form the group
+	// of keys[i] shares (the first and the last key of the group share
+	// them, so all do), and deep[i] the eight octets of keys[i] from
+	// there, as words. nil when no two keys share a word.
+	depth []uint8
+	deep  []uint64
 }
 
 // canonical appends name's canonical form to b: its labels from the
@@ -97,7 +109,43 @@ func buildIndex(keys []string) *keyIndex {
 		}
 		x.words[i] = wordAt(form, p)
 	}
+	if !x.indexGroups(keys) {
+		return &keyIndex{plain: true}
+	}
 	return x
+}
+
+// indexGroups fills depth and deep for the groups of keys that share
+// their word; false when a group's common prefix is too long for depth
+// (names of escapes, which presentation form makes longer than 255).
+func (x *keyIndex) indexGroups(keys []string) bool {
+	var fb, lb, kb [256]byte
+	for lo := 0; lo < len(keys); {
+		hi := lo + 1
+		for hi < len(keys) && x.words[hi] == x.words[lo] {
+			hi++
+		}
+		if hi-lo > 1 {
+			if x.deep == nil {
+				x.depth, x.deep = make([]uint8, len(keys)), make([]uint64, len(keys))
+			}
+			first, _ := canonical(fb[:0], keys[lo]) // buildIndex checked them all
+			last, _ := canonical(lb[:0], keys[hi-1])
+			d := 0
+			for d < len(first) && d < len(last) && first[d] == last[d] {
+				d++
+			}
+			if d > 255 {
+				return false
+			}
+			for i := lo; i < hi; i++ {
+				form, _ := canonical(kb[:0], keys[i])
+				x.depth[i], x.deep[i] = uint8(d), wordAt(form, d)
+			}
+		}
+		lo = hi
+	}
+	return true
 }
 
 // searchKeys is slices.BinarySearchFunc(n.keys, name, cmpName) through
@@ -126,11 +174,38 @@ func (n *tnode) searchKeys(name string, form []byte) (int, bool) {
 	for hi < len(x.words) && x.words[hi] == w {
 		hi++
 	}
+	if hi-lo > 1 {
+		lo, hi = x.searchGroup(n.keys, lo, hi, form)
+	}
 	if lo == hi {
 		return lo, false
 	}
 	i, found := slices.BinarySearchFunc(n.keys[lo:hi], name, cmpName)
 	return lo + i, found
+}
+
+// searchGroup narrows the group keys[lo:hi], which share the word of
+// form, to the keys that also share the word after the group's common
+// prefix, reading one key (for that prefix) instead of comparing names
+// over the whole group.
+func (x *keyIndex) searchGroup(keys []string, lo, hi int, form []byte) (int, int) {
+	d := int(x.depth[lo])
+	var kb [256]byte
+	first, _ := canonical(kb[:0], keys[lo])
+	switch c := bytes.Compare(form[:min(d, len(form))], first[:d]); {
+	case c < 0: // a proper prefix of the group's, or before it
+		return lo, lo
+	case c > 0:
+		return hi, hi
+	}
+	w := wordAt(form, d)
+	i, _ := slices.BinarySearch(x.deep[lo:hi], w)
+	j := lo + i
+	k := j
+	for k < hi && x.deep[k] == w {
+		k++
+	}
+	return j, k
 }
 
 // childFor is childIndex through n's index.

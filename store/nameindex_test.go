@@ -42,13 +42,54 @@ func indexNames(rng *rand.Rand, n int) []string {
 	return out
 }
 
+// zoneNames returns n names shaped like a large zone's: instances and
+// services under accounts, whose leaves hold the end of one account and
+// the start of the next (keys that share a word and differ only dozens
+// of octets further, keyIndex.deep), with hex labels that are prefixes
+// of one another and names one label longer than others.
+func zoneNames(rng *rand.Rand, n int) []string {
+	hex := func(k int) string {
+		const digits = "0123456789abcdef"
+		b := make([]byte, k)
+		for i := range b {
+			b[i] = digits[rng.Intn(3)] // few digits: long shared runs
+		}
+		return string(b)
+	}
+	accounts := make([]string, 1+rng.Intn(8))
+	for i := range accounts {
+		accounts[i] = hex(12) + "-0000-4000-8000-" + hex(12)
+	}
+	out := make([]string, n)
+	for i := range out {
+		acct := accounts[rng.Intn(len(accounts))] + ".cns.bench.test."
+		switch rng.Intn(6) {
+		case 0:
+			out[i] = "svc" + hex(1) + ".svc." + acct
+		case 1:
+			out[i] = "_http._tcp.svc" + hex(1) + ".svc." + acct
+		case 2:
+			out[i] = "x" + hex(rng.Intn(10)) + ".inst." + acct
+		case 3:
+			out[i] = acct
+		default:
+			out[i] = hex(1+rng.Intn(12)) + ".inst." + acct
+		}
+	}
+	return out
+}
+
 // TestIndexedSearchMatchesNameOrder: Get and Seek, which search through
 // the nodes' indexes, find what a binary search of the sorted names by
 // nameOrder finds, in trees built in one pass and name by name.
 func TestIndexedSearchMatchesNameOrder(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
-	for round := range 40 {
-		names := indexNames(rng, 1+rng.Intn(3000))
+	for round := range 80 {
+		gen := indexNames
+		if round%2 == 1 {
+			gen = zoneNames
+		}
+		names := gen(rng, 1+rng.Intn(3000))
 		slices.SortFunc(names, cmpName)
 		names = slices.CompactFunc(names, func(a, b string) bool { return cmpName(a, b) == 0 })
 		nodes := make([]*node, len(names))
@@ -56,11 +97,14 @@ func TestIndexedSearchMatchesNameOrder(t *testing.T) {
 			nodes[i] = &node{}
 		}
 		built := buildNameTree(names, nodes)
+		if round%2 == 1 && len(names) > 4*treeFanout && !anyDeep(built.root) {
+			t.Fatalf("round %d: no node of %d zone-shaped names has a group of keys sharing a word: the test misses searchGroup", round, len(names))
+		}
 		var set *nameTree
 		for _, i := range rng.Perm(len(names)) {
 			set = set.Set(names[i], nodes[i])
 		}
-		queries := append(indexNames(rng, 2000), names...)
+		queries := append(gen(rng, 2000), names...)
 		for _, tree := range []*nameTree{built, set} {
 			for _, q := range queries {
 				i, found := slices.BinarySearchFunc(names, q, cmpName)
@@ -74,6 +118,62 @@ func TestIndexedSearchMatchesNameOrder(t *testing.T) {
 				if more != (i < len(names)) || more && got != names[i] {
 					t.Fatalf("round %d: Seek(%q) then Next = %q, %v; want the name at %d of %d", round, q, got, more, i, len(names))
 				}
+				n, ok, next := tree.getOrNext(q)
+				var want string
+				if !found && i < len(names) {
+					want = names[i]
+				}
+				if ok != found || ok && n != nodes[i] || next != want {
+					t.Fatalf("round %d: getOrNext(%q) = %p, %v, %q; want %v, %q", round, q, n, ok, next, found, want)
+				}
+			}
+		}
+	}
+}
+
+// anyDeep reports whether some node under n has keys that share a word.
+func anyDeep(n *tnode) bool {
+	if n.index().deep != nil {
+		return true
+	}
+	for _, k := range n.kids {
+		if anyDeep(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestLookupExists: one search answers as Lookup then HasDescendants do,
+// in trees edited name by name (Set and Delete) as well as built at once.
+func TestLookupExists(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for round := range 20 {
+		gen := indexNames
+		if round%2 == 1 {
+			gen = zoneNames
+		}
+		pool := gen(rng, 1+rng.Intn(2000))
+		tree := &nameTree{}
+		for _, name := range pool {
+			var recs []Record
+			if rng.Intn(8) > 0 {
+				recs = []Record{{Name: name}}
+			}
+			if rng.Intn(4) == 0 {
+				tree = tree.Delete(name)
+			} else {
+				tree = tree.Set(name, &node{recs: recs})
+			}
+		}
+		s := &Snapshot{names: tree}
+		queries := append(gen(rng, 1000), pool...)
+		for _, q := range queries {
+			want := s.Lookup(q)
+			wantExists := len(want) > 0 || s.HasDescendants(q)
+			got, exists := s.LookupExists(q)
+			if !slices.Equal(got, want) || exists != wantExists {
+				t.Fatalf("round %d: LookupExists(%q) = %d records, %v; want %d, %v", round, q, len(got), exists, len(want), wantExists)
 			}
 		}
 	}

@@ -68,6 +68,34 @@ func (t *nameTree) Get(name string) (*node, bool) {
 	return nil, false
 }
 
+// getOrNext returns name's node; or, when name is not in the tree, the
+// first name after it ("" when none): a negative answer needs both, and
+// one descent finds both, since a branch's next key is the least name
+// after the child it descends into.
+func (t *nameTree) getOrNext(name string) (_ *node, found bool, next string) {
+	if t == nil || t.root == nil {
+		return nil, false, ""
+	}
+	var buf [256]byte
+	form := formOf(buf[:], name)
+	n := t.root
+	for n.kids != nil {
+		i := n.childFor(name, form)
+		if i+1 < len(n.keys) {
+			next = n.keys[i+1]
+		}
+		n = n.kids[i]
+	}
+	i, found := n.searchKeys(name, form)
+	if found {
+		return n.vals[i], true, ""
+	}
+	if i < len(n.keys) {
+		next = n.keys[i]
+	}
+	return nil, false, next
+}
+
 // Set returns a tree where name holds v.
 func (t *nameTree) Set(name string, v *node) *nameTree {
 	if t.Len() == 0 {

@@ -103,6 +103,17 @@ func (s *Snapshot) Lookup(name string) []Record {
 	return nil
 }
 
+// LookupExists is Lookup, and whether name exists (owns records, or
+// some name below it does: NODATA rather than NXDOMAIN) in the same
+// search of the tree, where Lookup then HasDescendants search it twice.
+func (s *Snapshot) LookupExists(name string) (recs []Record, exists bool) {
+	n, found, next := s.names.getOrNext(name)
+	if found {
+		return n.recs, len(n.recs) > 0 || s.HasDescendants(name)
+	}
+	return nil, next != "" && isBelow(next, name)
+}
+
 // HasDescendants reports whether some name below name owns records, so
 // that a query for name gets NODATA rather than NXDOMAIN. Names are kept
 // in DNS canonical order, where a name's descendants directly follow it.
