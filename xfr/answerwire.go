@@ -45,7 +45,7 @@ func (s *Server) answerWire(st *settings, q *quickQuery, msg, out []byte, nw *na
 	if !found || z.snap == nil || qname == z.name {
 		return nil, z, "", 0, false
 	}
-	recs := z.snap.Lookup(qname)
+	recs, exists := z.snap.LookupExists(qname)
 	out = append(out[:0], msg[:q.qEnd]...)
 	out[2] = 0x80 | 0x04 | msg[2]&0x01 // QR, AA, RD; opcode QUERY
 	out[3] = msg[3] & 0x10             // CD; rcode NOERROR
@@ -72,7 +72,7 @@ func (s *Server) answerWire(st *settings, q *quickQuery, msg, out []byte, nw *na
 	if n > 0 {
 		binary.BigEndian.PutUint16(out[6:], uint16(n))
 	} else {
-		if len(recs) == 0 && !z.snap.HasDescendants(qname) {
+		if !exists {
 			rcode = dns.RcodeNameError
 			out[3] |= dns.RcodeNameError
 		}

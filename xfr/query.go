@@ -109,7 +109,7 @@ func (s *Server) rrset(st *settings, z servedZone, name, owner string, qtype uin
 			return ns, true
 		}
 	}
-	recs := z.snap.Lookup(name)
+	recs, exists := z.snap.LookupExists(name)
 	if qtype == dns.TypeANY && len(recs) > 0 {
 		qtype = uint16(recs[0].Type)
 	}
@@ -132,7 +132,7 @@ func (s *Server) rrset(st *settings, z servedZone, name, owner string, qtype uin
 		}
 		rrs = append(rrs, rr)
 	}
-	return rrs, apex || len(recs) > 0 || z.snap.HasDescendants(name)
+	return rrs, apex || exists
 }
 
 // additional adds the addresses of SRV targets inside the zone, so that a
