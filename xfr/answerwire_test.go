@@ -3,6 +3,7 @@ package xfr
 import (
 	"bytes"
 	"net"
+	"slices"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -79,7 +80,7 @@ func TestAnswerWire(t *testing.T) {
 		{"NODATA, AAAA", "_http._tcp.svc.example.test.", dns.TypeAAAA, 1232, false, true, false, true},
 		// Left to the full path before the lookup.
 		{"NODATA, a type with names", "web.example.test.", dns.TypeMX, 1232, false, true, false, false},
-		{"NODATA, SRV", "web.example.test.", dns.TypeSRV, 0, false, false, false, false},
+		{"NODATA, SRV", "web.example.test.", dns.TypeSRV, 0, false, false, false, true},
 		{"NXDOMAIN", "nope.example.test.", dns.TypeA, 0, false, false, false, true},
 		{"NXDOMAIN with DO and CD", "x.nope.example.test.", dns.TypeTXT, 4096, true, true, true, true},
 		{"NXDOMAIN in a sub-zone", "nope.sub.example.test.", dns.TypeA, 1232, false, false, false, true},
@@ -90,7 +91,8 @@ func TestAnswerWire(t *testing.T) {
 		{"empty non-terminal", "b.c.example.test.", dns.TypeA, 0, false, false, false, true},
 		{"mixed case NXDOMAIN", "Nope.example.test.", dns.TypeA, 0, false, false, false, false},
 		{"apex", "example.test.", dns.TypeA, 0, false, false, false, false},
-		{"SRV", "_http._tcp.svc.example.test.", dns.TypeSRV, 0, false, false, false, false},
+		{"SRV", "_http._tcp.svc.example.test.", dns.TypeSRV, 0, false, false, false, true},
+		{"SRV with EDNS0", "_http._tcp.svc.example.test.", dns.TypeSRV, 1232, true, false, false, true},
 		{"PTR", "1.2.0.192.in-addr.arpa.", dns.TypePTR, 0, false, false, false, false},
 		{"no zone", "web.elsewhere.test.", dns.TypeA, 0, false, false, false, false},
 	} {
@@ -117,6 +119,65 @@ func TestAnswerWire(t *testing.T) {
 	}
 }
 
+// srvZones holds SRV records whose targets' addresses miekg/dns
+// compresses in every way answerWire must follow: targets that are the
+// question's suffix, another target's suffix, one another's; a target
+// twice, one outside the zone, one without addresses, one in capitals
+// and one with an escape (declined, as miekg/dns's compression map
+// compares names as spelled).
+var srvZones = map[string][]string{
+	"example.test.": {
+		`web A 192.0.2.1`, `web A 192.0.2.2`, `web AAAA 2001:db8::1`, `web TXT "hello world"`,
+		`a.web A 192.0.2.5`, `b.a.web AAAA 2001:db8::5`,
+		`svc A 192.0.2.7`, `_tcp.svc A 192.0.2.8`,
+		`_http._tcp.svc SRV 0 10 80 web.example.test.`, `_http._tcp.svc SRV 0 10 8080 ext.other.test.`,
+		`_http._tcp.svc SRV 1 10 80 a.web.example.test.`, `_http._tcp.svc SRV 2 10 80 web.example.test.`,
+		`_http._tcp.svc SRV 3 10 80 svc.example.test.`, `_http._tcp.svc SRV 4 10 80 nothing.example.test.`,
+		`_ldap._tcp.svc SRV 0 0 389 b.a.web.example.test.`, `_ldap._tcp.svc SRV 0 0 389 a.web.example.test.`,
+		`_ldap._tcp.svc SRV 0 0 389 _tcp.svc.example.test.`, `_ldap._tcp.svc SRV 0 0 389 web.example.test.`,
+		`_caps._tcp SRV 0 0 1 Web.example.test.`,
+		`_esc._tcp SRV 0 0 1 w\.eb.example.test.`,
+		`_one._tcp SRV 0 0 1 a.web.example.test.`,
+		`_out._tcp SRV 0 0 1 ext.other.test.`,
+	},
+}
+
+// TestAnswerWireSRV: SRV answers written from the records, with their
+// targets' addresses, are the full path's byte for byte.
+func TestAnswerWireSRV(t *testing.T) {
+	for _, c := range []struct {
+		qname string
+		wire  bool
+	}{
+		{"_http._tcp.svc.example.test.", true},
+		{"_ldap._tcp.svc.example.test.", true},
+		{"_one._tcp.example.test.", true},
+		{"_out._tcp.example.test.", true},
+		{"_caps._tcp.example.test.", false},
+		{"_esc._tcp.example.test.", false},
+	} {
+		for _, edns := range []int{0, 1232} {
+			s := New(testConfig(t, noRRL), testStore(t, srvZones), Options{}, nil)
+			pkt := packQuery(t, 7, c.qname, dns.TypeSRV, edns, false, false, false)
+			got, ok := wirePath(s, pkt)
+			if ok != c.wire {
+				t.Fatalf("%s, EDNS0 %d: answered from the records: %v, want %v", c.qname, edns, ok, c.wire)
+			}
+			if !ok {
+				continue
+			}
+			want := fullPath(s, pkt, false)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%s, EDNS0 %d:\nwritten   %x\nfull path %x", c.qname, edns, got, want)
+			}
+			var m dns.Msg
+			if err := m.Unpack(got); err != nil || len(m.Answer) == 0 || len(m.Extra) == 0 && c.qname != "_out._tcp.example.test." {
+				t.Fatalf("%s: %v, answer %v, extra %v", c.qname, err, m.Answer, m.Extra)
+			}
+		}
+	}
+}
+
 // FuzzAnswerWire: whatever arrives, answerWire either declines it or
 // writes exactly the octets the full path sends.
 func FuzzAnswerWire(f *testing.F) {
@@ -129,8 +190,21 @@ func FuzzAnswerWire(f *testing.F) {
 		querySeed{"nope.example.test.", dns.TypeA, 1232, true},
 		querySeed{"b.c.example.test.", dns.TypeTXT, 0, false},
 		querySeed{"nope.sub.example.test.", dns.TypeAAAA, 512, false},
-		querySeed{"9.2.0.192.in-addr.arpa.", dns.TypePTR, 0, false})
-	s := New(testConfig(f, noRRL), testStore(f, queryZones), Options{}, nil)
+		querySeed{"9.2.0.192.in-addr.arpa.", dns.TypePTR, 0, false},
+		querySeed{"_http._tcp.svc.example.test.", dns.TypeSRV, 1232, false},
+		querySeed{"_ldap._tcp.svc.example.test.", dns.TypeSRV, 0, true},
+		querySeed{"_one._tcp.example.test.", dns.TypeSRV, 100, false},
+		querySeed{"web.example.test.", dns.TypeSRV, 512, false})
+	zones := map[string][]string{}
+	for z, recs := range queryZones {
+		zones[z] = append(zones[z], recs...)
+	}
+	for _, r := range srvZones["example.test."] {
+		if !slices.Contains(zones["example.test."], r) {
+			zones["example.test."] = append(zones["example.test."], r)
+		}
+	}
+	s := New(testConfig(f, noRRL), testStore(f, zones), Options{}, nil)
 	f.Fuzz(func(t *testing.T, packet []byte) {
 		got, ok := wirePath(s, packet)
 		if !ok {
