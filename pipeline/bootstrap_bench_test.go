@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -74,6 +75,9 @@ func BenchmarkBootstrap(b *testing.B) {
 				w.waitFor("the bootstrap", func() bool { return countRecords(w.store) == want && w.p.Idle() })
 				elapsed += time.Since(start)
 				b.StopTimer()
+				if f := os.Getenv("BOOTSTRAP_LOG"); f != "" {
+					os.WriteFile(f+"."+be.name, []byte(w.logs.String()), 0o644)
+				}
 				w.stop()
 				backend.Close()
 				b.StartTimer()

@@ -36,12 +36,12 @@ type bulkNames struct {
 // one node later commits did not replace holds little else.
 const nodeSlab = 256
 
-// buildBulk builds the nodes of a zone holding vms' records (each VM's
-// normalized: sorted, Source the VM, no duplicate RR) and nothing else.
-// The nodes of names one VM provides share its records (shareRecs); vms'
-// slices must be the ones the Store keeps. The result does not depend on
-// the map's order.
-func buildBulk(vms map[string][]Record, maxMembers int) bulkNames {
+// buildBulk builds the nodes of a zone holding the records of the VMs of
+// every map of vms (each VM's normalized: sorted, Source the VM, no
+// duplicate RR; no VM in two maps) and nothing else. The nodes of names
+// one VM provides share its records (shareRecs); the slices must be the
+// ones the Store keeps. The result does not depend on the maps' order.
+func buildBulk(maxMembers int, vms ...map[string][]Record) bulkNames {
 	runs := runsOf(vms)
 	order := canonicalOrder(len(runs), func(i int) string { return runs[i].name })
 	names := 0
@@ -92,24 +92,28 @@ type run struct {
 }
 
 // runsOf cuts every VM's records (sorted by name) into runs of one name.
-func runsOf(vms map[string][]Record) []run {
+func runsOf(maps []map[string][]Record) []run {
 	n := 0
-	for _, recs := range vms {
-		for i := range recs {
-			if i == 0 || recs[i].Name != recs[i-1].Name {
-				n++
+	for _, vms := range maps {
+		for _, recs := range vms {
+			for i := range recs {
+				if i == 0 || recs[i].Name != recs[i-1].Name {
+					n++
+				}
 			}
 		}
 	}
 	runs := make([]run, 0, n)
-	for _, recs := range vms {
-		for i := 0; i < len(recs); {
-			j := i + 1
-			for j < len(recs) && recs[j].Name == recs[i].Name {
-				j++
+	for _, vms := range maps {
+		for _, recs := range vms {
+			for i := 0; i < len(recs); {
+				j := i + 1
+				for j < len(recs) && recs[j].Name == recs[i].Name {
+					j++
+				}
+				runs = append(runs, run{recs[i].Name, recs[i:j:j]})
+				i = j
 			}
-			runs = append(runs, run{recs[i].Name, recs[i:j:j]})
-			i = j
 		}
 	}
 	return runs
@@ -118,9 +122,50 @@ func runsOf(vms map[string][]Record) []run {
 // treeDiff returns the served records removed and added going from the
 // names of old to those of b, each sorted by Record.Compare.
 func treeDiff(old *nameTree, b bulkNames) (removed, added []Record) {
-	if old.Len() == 0 {
-		return nil, allRecords(b)
+	switch {
+	case old.Len() == 0:
+		return nil, allRecords(b, nil)
+	case old.Len() <= len(b.names)/smallOld:
+		return smallDiff(old, b)
 	}
+	return walkDiff(old, b)
+}
+
+// smallOld is how many times fewer names than the built zone a zone must
+// hold for its diff to be found name by name from the old names
+// (smallDiff) rather than by walking both. In a bootstrap the compute
+// nodes' few names are committed first, and a walk then made an entry
+// for each of the million names the bootstrap adds, to sort them all
+// again; a search costs a few dozen comparisons for each old name.
+const smallOld = 8
+
+// smallDiff is treeDiff by looking up each of old's names among b's: the
+// names old lacks are added whole, as allRecords would add them.
+func smallDiff(old *nameTree, b bulkNames) (removed, added []Record) {
+	changed := make(map[int32][]Record, old.Len()) // b's index → its records added
+	it := old.Iterator()
+	for name, n, ok := it.Next(); ok; name, n, ok = it.Next() {
+		i, found := slices.BinarySearchFunc(b.names, name, bulkOrder)
+		if !found {
+			removed = append(removed, n.recs...)
+			continue
+		}
+		var a []Record
+		removed, a = served(n.recs, b.nodes[i].recs, removed, nil)
+		changed[int32(i)] = a
+	}
+	// Each name's records are sorted and the names distinct: sorting
+	// them all orders them as the walk's sort by name then does.
+	slices.SortFunc(removed, Record.Compare)
+	return removed, allRecords(b, changed)
+}
+
+// bulkOrder is the order of a bulkNames' names: nameOrder, and names it
+// finds equal (not absolute, say) by their bytes (canonicalOrder).
+func bulkOrder(a, b string) int { return cmp.Or(cmpName(a, b), strings.Compare(a, b)) }
+
+// walkDiff is treeDiff by walking old's and b's names in step.
+func walkDiff(old *nameTree, b bulkNames) (removed, added []Record) {
 	type nameDiff struct {
 		name           string
 		removed, added []Record
@@ -181,8 +226,9 @@ func treeDiff(old *nameTree, b bulkNames) (removed, added []Record) {
 
 // allRecords returns the records of b's nodes sorted by Record.Compare:
 // the diff of a zone built from nothing, without the walk's entry for
-// each name.
-func allRecords(b bulkNames) []Record {
+// each name. A name in changed adds the records given there instead of
+// its node's.
+func allRecords(b bulkNames, changed map[int32][]Record) []Record {
 	ks := make([]keyed, len(b.names))
 	n := 0
 	for i, name := range b.names {
@@ -195,7 +241,16 @@ func allRecords(b bulkNames) []Record {
 	}
 	out := make([]Record, 0, n)
 	for _, k := range ks {
-		out = append(out, b.nodes[k.i].recs...)
+		recs := b.nodes[k.i].recs
+		if len(changed) > 0 {
+			if a, ok := changed[k.i]; ok {
+				recs = a
+			}
+		}
+		out = append(out, recs...)
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

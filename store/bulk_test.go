@@ -151,3 +151,43 @@ func TestCanonicalOrderRepeats(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallDiffMatchesWalk: the diff found from the old names alone
+// (smallDiff) is exactly the walk's, order included, whatever the two
+// zones share: names kept, changed, gone and new, records several VMs
+// provide, with and without a member cap.
+func TestSmallDiffMatchesWalk(t *testing.T) {
+	const z = "bulk.example.com."
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		maxMembers := []int{0, 2}[seed%2]
+		vms := func(n, base int) map[string][]Record {
+			m := map[string][]Record{}
+			for i := range n {
+				id := fmt.Sprintf("%08x-0000-4000-8000-000000000000", base+rng.IntN(n+5))
+				var recs []Record
+				for range 1 + rng.IntN(4) {
+					name := fmt.Sprintf("n%d.s%d.%s", rng.IntN(4+n/2), rng.IntN(3), z)
+					if rng.IntN(3) == 0 {
+						name = z
+					}
+					recs = append(recs, Record{Name: name, Type: zonegen.TypeA, Data: fmt.Sprintf("10.0.0.%d", rng.IntN(4)), Source: id})
+				}
+				m[id] = normalize(id, append(m[id], recs...))
+				_ = i
+			}
+			return m
+		}
+		oldB := buildBulk(maxMembers, vms(1+rng.IntN(6), 0))
+		old := buildNameTree(oldB.names, oldB.nodes)
+		b := buildBulk(maxMembers, vms(10+rng.IntN(60), rng.IntN(3)))
+		wr, wa := walkDiff(old, b)
+		sr, sa := smallDiff(old, b)
+		if !slices.Equal(sr, wr) || !slices.Equal(sa, wa) {
+			t.Fatalf("seed %d: smallDiff removed %v added %v\nwalk removed %v added %v", seed, sr, sa, wr, wa)
+		}
+		if (sr == nil) != (wr == nil) || (sa == nil) != (wa == nil) {
+			t.Fatalf("seed %d: smallDiff gives nil %v/%v, the walk %v/%v", seed, sr == nil, sa == nil, wr == nil, wa == nil)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -114,32 +115,48 @@ func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) (_ []D
 	if err := s.restoreLostLocked(ctx); err != nil {
 		return nil, 0, fmt.Errorf("commit: %w", err)
 	}
+	t0 := time.Now()
 	plans := s.planLocked(*s.zones.Load(), batch)
 	now := s.opts.Clock()
 	changes := make([]ZoneChange, len(plans))
 	diffs := make([]Diff, len(plans))
+	t1 := time.Now()
 	s.buildAllLocked(plans, now)
 	for i, p := range plans {
 		changes[i], diffs[i] = p.change, p.change.Diff
 	}
+	t2 := time.Now()
+	var times writeTimes
 	if len(changes) > 0 {
-		if err := s.writeLocked(ctx, plans, changes, "commit zones"); err != nil {
+		if err := s.writeLocked(ctx, plans, changes, "commit zones", &times); err != nil {
 			return nil, 0, err
 		}
 	}
 	s.dropEmptyLocked(ctx)
-	return append(confirmed, diffs...), builtFromNothing(plans), nil
+	built = builtFromNothing(plans)
+	if built >= parallelBuild {
+		// A bootstrap's commit is most of its time after the listing:
+		// where it goes, without a profile.
+		s.log.Info("large commit", "records", built, "zones", len(plans), "plan", t1.Sub(t0), "build", t2.Sub(t1),
+			"apply", times.apply, "install", times.install, "took", time.Since(t0))
+	}
+	return append(confirmed, diffs...), built, nil
 }
+
+// writeTimes are how long a writeLocked took to apply and to install.
+type writeTimes struct{ apply, install time.Duration }
 
 // writeLocked applies changes, planned as plans (one each, in order),
 // under one new commit ID, and installs them. A write no replica
 // acknowledged is held (hold.go); any other failure is handled by
 // afterFailedApplyLocked. what names the operation in the error.
-func (s *Store) writeLocked(ctx context.Context, plans []*zonePlan, changes []ZoneChange, what string) error {
+// times, when not nil, gets how long the two steps took.
+func (s *Store) writeLocked(ctx context.Context, plans []*zonePlan, changes []ZoneChange, what string, times *writeTimes) error {
 	id := changeID()
 	for i := range changes {
 		changes[i].ID, plans[i].change.ID = id, id
 	}
+	start := time.Now()
 	if err := s.b.Apply(ctx, s.opts.Epoch, changes); err != nil {
 		err = fmt.Errorf("%s %s: %w", what, zoneList(changes), err)
 		if s.holdLocked(plans, changes, err) {
@@ -147,7 +164,11 @@ func (s *Store) writeLocked(ctx context.Context, plans []*zonePlan, changes []Zo
 		}
 		return s.afterFailedApplyLocked(ctx, err)
 	}
+	applied := time.Now()
 	s.installLocked(plans)
+	if times != nil {
+		times.apply, times.install = applied.Sub(start), time.Since(applied)
+	}
 	return nil
 }
 

@@ -29,7 +29,7 @@ func (s *Store) loadZoneLocked(name string, zd *ZoneData) *Snapshot {
 // records (normalized).
 func buildSnapshot(zone string, serial Serial, vms map[string][]Record, maxMembers int) *Snapshot {
 	snap := &Snapshot{zone: zone, serial: serial, sizes: rrsetSizes{}}
-	b := buildBulk(vms, maxMembers)
+	b := buildBulk(maxMembers, vms)
 	snap.fill(b)
 	return snap
 }

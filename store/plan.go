@@ -234,18 +234,15 @@ func (p *zonePlan) applyOps(next *Snapshot, vms map[string][]Record, maxMembers 
 // in the zone, those it had (vms) and the plan's, and returns the served
 // records removed and added, sorted.
 func (p *zonePlan) applyRebuild(next *Snapshot, vms map[string][]Record, maxMembers int) (removed, added []Record) {
-	all := p.set // a new zone's: not a copy of its 100k VMs in a bootstrap
-	if len(vms) > 0 {
-		all = make(map[string][]Record, len(vms)+len(p.set))
-		maps.Copy(all, vms)
-		maps.Copy(all, p.set)
-	}
-	b := buildBulk(all, maxMembers)
-	if next.names.Len() == 0 && len(all) == 1 {
+	// The plan only adds VMs: none of its VMs has records in vms, and
+	// the two maps are read side by side rather than merged into a
+	// copy of the 100k VMs a bootstrap adds beside the compute nodes.
+	b := buildBulk(maxMembers, vms, p.set)
+	if next.names.Len() == 0 && len(vms)+len(p.set) == 1 {
 		// One source fills a new zone (CommitSource's, say): its
 		// records, sorted by Record.Compare, are the diff, and a
 		// copy would be a record's 56 bytes more at the build's peak.
-		for _, recs := range all {
+		for _, recs := range p.set {
 			added = slices.Clip(recs)
 		}
 	} else {
