@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // A zone built from nothing — a bootstrap, a new zone, a zone loaded
@@ -274,9 +275,10 @@ func groupEdit(e edit, recs []Record) edit {
 // canonicalOrder returns the indexes 0..n-1 of names, name(i) the i-th,
 // in nameOrder, equal names next to each other. It sorts byte strings
 // made of each name's labels from the right, each followed by a zero
-// byte, which compare as nameOrder does when no label holds a zero byte
-// or an escaped dot (zonegen's never do); the result is checked, and
-// sorted by nameOrder itself should the check fail.
+// byte, which compare as nameOrder does, and are equal only for equal
+// names, when every name is plain (plainName: zonegen's are). Otherwise
+// the result is checked, and sorted by nameOrder itself should the check
+// fail.
 func canonicalOrder(n int, name func(i int) string) []int32 {
 	// Every key is cut from one string: one allocation, not one a name.
 	size := 0
@@ -285,11 +287,19 @@ func canonicalOrder(n int, name func(i int) string) []int32 {
 	}
 	buf := make([]byte, 0, size)
 	ends := make([]int, n)
+	plain := true
 	for i := range n {
-		buf = canonicalKey(buf, name(i))
+		nm := name(i)
+		buf = canonicalKey(buf, nm)
 		ends[i] = len(buf)
+		plain = plain && plainName(nm)
 	}
-	all := string(buf)
+	// buf is not written again, and the keys do not outlive this call:
+	// no copy of a bootstrap's 60 MB of keys.
+	var all string
+	if len(buf) > 0 {
+		all = unsafe.String(&buf[0], len(buf))
+	}
 	ks := make([]keyed, n)
 	for i, end := range ends {
 		start := 0
@@ -318,7 +328,7 @@ func canonicalOrder(n int, name func(i int) string) []int32 {
 	for k := range ks {
 		order[k] = ks[k].i
 	}
-	for k := 1; k < len(order); k++ {
+	for k := 1; k < len(order) && !plain; k++ {
 		a, b := name(int(order[k-1])), name(int(order[k]))
 		if a != b && cmpName(a, b) >= 0 {
 			// Names nameOrder finds equal but are not (not absolute,
@@ -332,6 +342,19 @@ func canonicalOrder(n int, name func(i int) string) []int32 {
 		}
 	}
 	return order
+}
+
+// plainName reports whether name is the root or absolute with no empty
+// label and no zero byte: then its canonical key (canonicalKey) is its
+// labels from the right each ended by a byte smaller than any in a
+// label, so that keys compare label by label as nameOrder compares
+// names (RFC 4034 §6.1), and two keys are equal only for equal names.
+func plainName(name string) bool {
+	if name == "." {
+		return true
+	}
+	return len(name) > 1 && name[0] != '.' && name[len(name)-1] == '.' &&
+		!strings.Contains(name, "..") && strings.IndexByte(name, 0) < 0
 }
 
 // canonicalKey appends name's labels from the right, each followed by a

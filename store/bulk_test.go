@@ -191,3 +191,51 @@ func TestSmallDiffMatchesWalk(t *testing.T) {
 		}
 	}
 }
+
+// TestCanonicalOrderRandom: canonicalOrder sorts random names by
+// bulkOrder (nameOrder, then bytes), so equal names are next to each
+// other: plain names (plainName), whose keys it trusts without a check,
+// and names with empty labels, zero bytes, escaped dots, no final dot or
+// the root, which it checks.
+func TestCanonicalOrderRandom(t *testing.T) {
+	plainLabels := []string{"a", "b", "ab", "a-", "ba", "z", "0", "aa", "\xff", "a\\.b"}
+	oddLabels := append(slices.Clone(plainLabels), "", "\x00", "a\x00", "\x00a", "\\.")
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		labels, plainOnly := plainLabels, seed%2 == 0
+		if !plainOnly {
+			labels = oddLabels
+		}
+		names := make([]string, 1+rng.IntN(60))
+		for i := range names {
+			ls := make([]string, rng.IntN(4))
+			for j := range ls {
+				ls[j] = labels[rng.IntN(len(labels))]
+			}
+			name := strings.Join(append(ls, "x", ""), ".")
+			switch {
+			case !plainOnly && rng.IntN(8) == 0:
+				name = strings.TrimSuffix(name, ".")
+			case rng.IntN(20) == 0:
+				name = "."
+			}
+			names[i] = name
+		}
+		if plainOnly {
+			for _, name := range names {
+				if !plainName(name) {
+					t.Fatalf("seed %d: %q is not plain", seed, name)
+				}
+			}
+		}
+		order := canonicalOrder(len(names), func(i int) string { return names[i] })
+		if len(order) != len(names) {
+			t.Fatalf("seed %d: %d indexes for %d names", seed, len(order), len(names))
+		}
+		for k := 1; k < len(order); k++ {
+			if a, b := names[order[k-1]], names[order[k]]; bulkOrder(a, b) > 0 {
+				t.Fatalf("seed %d: %q before %q", seed, a, b)
+			}
+		}
+	}
+}
