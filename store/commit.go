@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -298,8 +297,12 @@ func byZone(c zonegen.Contribution) map[string][]Record {
 
 // planLocked finds every zone the batch changes and each VM's change in
 // it, sorted by zone.
+//
+// The changes are gathered per zone first, so that each plan's map of
+// VMs is made at its size: grown entry by entry, a bootstrap's 100k VMs
+// were rehashed again and again in every large zone.
 func (s *Store) planLocked(cur map[string]*Snapshot, batch []zonegen.Contribution) []*zonePlan {
-	plans := map[string]*zonePlan{}
+	deltas := map[string][]vmDelta{}
 	for _, c := range latest(batch) {
 		recs := byZone(c)
 		zones := slices.Clone(s.vmZones[c.VM])
@@ -311,15 +314,15 @@ func (s *Store) planLocked(cur map[string]*Snapshot, batch []zonegen.Contributio
 			if slices.Equal(old, nw) {
 				continue
 			}
-			p := plans[zone]
-			if p == nil {
-				p = &zonePlan{zone: zone, cur: cur[zone], set: map[string][]Record{}, ops: map[string][]op{}}
-				plans[zone] = p
-			}
-			p.vmChange(c.VM, old, nw)
+			deltas[zone] = append(deltas[zone], vmDelta{vm: c.VM, old: old, nw: nw})
 		}
 	}
-	return slices.SortedFunc(maps.Values(plans), func(a, b *zonePlan) int { return strings.Compare(a.zone, b.zone) })
+	plans := make([]*zonePlan, 0, len(deltas))
+	for zone, ds := range deltas {
+		plans = append(plans, newZonePlan(zone, cur[zone], ds))
+	}
+	slices.SortFunc(plans, func(a, b *zonePlan) int { return strings.Compare(a.zone, b.zone) })
+	return plans
 }
 
 // zoneList names the zones of changes for an error message.

@@ -43,13 +43,17 @@ type op struct {
 	add bool
 }
 
-// vmChange records that vm's records in the zone go from old to nw (both
-// normalized).
-func (p *zonePlan) vmChange(vm string, old, nw []Record) {
-	p.set[vm] = nw
-	p.deltas = append(p.deltas, vmDelta{vm: vm, old: old, nw: nw})
-	p.removes = p.removes || len(old) > 0
-	p.adds += len(nw)
+// newZonePlan plans the changes deltas (each VM's records going from old
+// to nw, both normalized, a VM at most once) to zone, whose snapshot is
+// cur (nil for a new zone).
+func newZonePlan(zone string, cur *Snapshot, deltas []vmDelta) *zonePlan {
+	p := &zonePlan{zone: zone, cur: cur, set: make(map[string][]Record, len(deltas)), ops: map[string][]op{}, deltas: deltas}
+	for _, d := range deltas {
+		p.set[d.vm] = d.nw
+		p.removes = p.removes || len(d.old) > 0
+		p.adds += len(d.nw)
+	}
+	return p
 }
 
 // rebuild reports whether the plan's names are better built again in

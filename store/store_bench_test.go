@@ -126,6 +126,36 @@ func BenchmarkCommitBootstrap(b *testing.B) {
 	b.ReportMetric(float64(n*10), "records")
 }
 
+// BenchmarkCommitBootstrapAfterNodes is BenchmarkCommitBootstrap into
+// zones that already hold a hundred sources' records, as cnsd's do when
+// the compute nodes' names are committed before the VMs' listing is
+// evaluated: a large commit into a small zone.
+func BenchmarkCommitBootstrapAfterNodes(b *testing.B) {
+	n := benchVMs()
+	batch := make([]zonegen.Contribution, n)
+	for i := range batch {
+		batch[i] = benchVM(i, 0, 1)
+	}
+	nodes := make([]zonegen.Contribution, 100)
+	for i := range nodes {
+		nodes[i] = benchVM(n+i, 0, 1)
+	}
+	ctx := context.Background()
+	runtime.GC()
+	for b.Loop() {
+		b.StopTimer()
+		s, _ := open(b, NewMemory(), Options{})
+		if _, err := s.Commit(ctx, nodes); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := s.Commit(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n*10), "records")
+}
+
 // BenchmarkNameTreeGet looks up names shaped like cnsd's instance names
 // (<vm uuid>.inst.<account uuid>.<zone>, a hundred accounts) in a tree of
 // 1M of them, in an order that defeats the CPU caches, as the misses of
