@@ -16,7 +16,9 @@ import (
 // names' canonical order, every node built once from the runs of its
 // name, and the tree built from the sorted nodes (buildNameTree). The
 // diff is one walk over the old and the new names in step, sorted by
-// name at the end.
+// name at the end; or, when the zone held few names (a bootstrap after
+// the compute nodes' commit), every new name's records with those of
+// the few old names compared one by one.
 //
 // A name only one VM provides — most names — gets that VM's run itself
 // as its records (shareRecs), in a node cut from a slab: nothing is
