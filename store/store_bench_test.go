@@ -186,3 +186,36 @@ func BenchmarkNameTreeGet(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTreeDiffSmallOld finds the diff of a zone of a hundred VMs'
+// records built again with 100k VMs more, by the walk over every name
+// and from the old names (smallDiff).
+func BenchmarkTreeDiffSmallOld(b *testing.B) {
+	n := benchVMs()
+	const zone = "z0.example.com."
+	vms := func(from, to int) map[string][]Record {
+		m := map[string][]Record{}
+		for i := from; i < to; i++ {
+			c := benchVM(i, 0, 1)
+			if recs := byZone(c)[zone]; len(recs) > 0 {
+				m[c.VM] = recs
+			}
+		}
+		return m
+	}
+	old, added := vms(n, n+100), vms(0, n)
+	ob := buildBulk(0, old)
+	tree := buildNameTree(ob.names, ob.nodes)
+	nb := buildBulk(0, old, added)
+	for _, c := range []struct {
+		name string
+		diff func(*nameTree, bulkNames) ([]Record, []Record)
+	}{{"walk", walkDiff}, {"small", smallDiff}} {
+		b.Run(c.name, func(b *testing.B) {
+			runtime.GC()
+			for b.Loop() {
+				c.diff(tree, nb)
+			}
+		})
+	}
+}
