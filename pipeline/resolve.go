@@ -92,16 +92,29 @@ func (r *resolver) owner(ctx context.Context, uuid string, memo *lookups) (zoneg
 		}
 		return acct, nil
 	}
+	acct, err := r.fetchOwner(ctx, uuid)
+	r.recordOwner(memo, uuid, acct, err)
+	return acct, err
+}
+
+// fetchOwner asks for an owner: UFDS knowing no such account gives an
+// account with nothing but its UUID.
+func (r *resolver) fetchOwner(ctx context.Context, uuid string) (zonegen.Account, error) {
 	acct, err := r.owners.User(ctx, uuid)
 	if errors.Is(err, feed.ErrNoAccount) {
-		acct, err = zonegen.Account{UUID: uuid}, nil
+		return zonegen.Account{UUID: uuid}, nil
 	}
+	return acct, err
+}
+
+// recordOwner keeps what fetchOwner gave in memo; a failure marks the
+// owners down for the rest of the pass.
+func (r *resolver) recordOwner(memo *lookups, uuid string, acct zonegen.Account, err error) {
 	if err != nil {
 		r.log.Debug("owner lookup failed", "vm_owner", uuid, "err", err)
 		memo.ownersDown = true
 	}
 	memo.owners[uuid] = lookup[zonegen.Account]{acct, err}
-	return acct, err
 }
 
 // network looks up a network. NAPI answering 404 gives a network with no
@@ -110,13 +123,25 @@ func (r *resolver) network(ctx context.Context, uuid string, memo *lookups) (zon
 	if m, ok := memo.networks[uuid]; ok {
 		return m.val, m.err
 	}
+	net, err := r.fetchNetwork(ctx, uuid)
+	r.recordNetwork(memo, uuid, net, err)
+	return net, err
+}
+
+// fetchNetwork asks NAPI for a network; its 404 gives a network with
+// nothing but its UUID.
+func (r *resolver) fetchNetwork(ctx context.Context, uuid string) (zonegen.Network, error) {
 	net, err := r.networks.Network(ctx, uuid)
 	if errors.Is(err, feed.ErrNotFound) {
-		net, err = zonegen.Network{UUID: uuid}, nil
+		return zonegen.Network{UUID: uuid}, nil
 	}
+	return net, err
+}
+
+// recordNetwork keeps what fetchNetwork gave in memo.
+func (r *resolver) recordNetwork(memo *lookups, uuid string, net zonegen.Network, err error) {
 	if err != nil {
 		r.log.Debug("network lookup failed", "network", uuid, "err", err)
 	}
 	memo.networks[uuid] = lookup[zonegen.Network]{net, err}
-	return net, err
 }

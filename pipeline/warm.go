@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,36 +46,23 @@ func (r *resolver) warm(ctx context.Context, vms []*vmState, memo *lookups) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		warmEach(ctx, r.timeout, owners, func(ctx context.Context, id string) bool {
-			acct, err := r.owners.User(ctx, id)
-			if errors.Is(err, feed.ErrNoAccount) {
-				acct, err = zonegen.Account{UUID: id}, nil
-			}
+			acct, err := r.fetchOwner(ctx, id)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				if !memo.ownersDown {
-					r.log.Debug("owner lookup failed", "vm_owner", id, "err", err)
-					memo.ownersDown = true
-					memo.owners[id] = lookup[zonegen.Account]{acct, err}
-				}
-				return false
+			// Only the first failure is kept, as owner keeps it: with the
+			// owners down, evaluation takes the rest from the cache.
+			if err == nil || !memo.ownersDown {
+				r.recordOwner(memo, id, acct, err)
 			}
-			memo.owners[id] = lookup[zonegen.Account]{acct, nil}
-			return true
+			return err == nil
 		})
 	})
 	wg.Go(func() {
 		warmEach(ctx, r.timeout, networks, func(ctx context.Context, id string) bool {
-			net, err := r.networks.Network(ctx, id)
-			if errors.Is(err, feed.ErrNotFound) {
-				net, err = zonegen.Network{UUID: id}, nil
-			}
+			net, err := r.fetchNetwork(ctx, id)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				r.log.Debug("network lookup failed", "network", id, "err", err)
-			}
-			memo.networks[id] = lookup[zonegen.Network]{net, err}
+			r.recordNetwork(memo, id, net, err)
 			return err == nil
 		})
 	})
