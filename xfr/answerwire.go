@@ -74,7 +74,7 @@ func (s *Server) answerWire(st *settings, q *quickQuery, msg, out []byte, nw *na
 		n++
 		if t == dns.TypeSRV {
 			_, _, _, target, fast := splitSRV(rec.Data)
-			if !fast || !plainName(target) || target == "." {
+			if !fast || !lowerUnescaped(target) || target == "." {
 				return nil, z, "", 0, false
 			}
 			// Written in full (RFC 2782), at the end of the record.
@@ -155,6 +155,9 @@ func (s *Server) appendTargets(st *settings, z servedZone, qname string, targets
 			continue
 		}
 		at := firstSeen(t.name, qname, targets)
+		if at < 0 {
+			return nil, 0, false // t is among targets: never, but no pointer to nowhere
+		}
 		for _, r := range z.snap.Lookup(t.name) {
 			if rt := uint16(r.Type); rt != dns.TypeA && rt != dns.TypeAAAA {
 				continue
@@ -196,9 +199,9 @@ func isSuffixName(name, s string) bool {
 	return strings.HasSuffix(name, s) && (len(name) == len(s) || name[len(name)-len(s)-1] == '.')
 }
 
-// plainName reports whether the name is lower case without escapes:
+// lowerUnescaped reports whether the name is lower case without escapes:
 // miekg/dns's compression map compares names as spelled.
-func plainName(n string) bool {
+func lowerUnescaped(n string) bool {
 	return strings.IndexFunc(n, func(r rune) bool { return r == '\\' || r >= 'A' && r <= 'Z' }) < 0
 }
 
