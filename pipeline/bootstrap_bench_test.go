@@ -12,6 +12,7 @@ import (
 	"github.com/cnsd/cnsd/feed"
 	"github.com/cnsd/cnsd/mockcloud"
 	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/store/bolt"
 	"github.com/cnsd/cnsd/store/redistest"
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -51,11 +52,11 @@ func BenchmarkBootstrap(b *testing.B) {
 		open func(b *testing.B) store.Backend
 	}{
 		{"embedded", func(b *testing.B) store.Backend {
-			bolt, err := store.OpenBolt(filepath.Join(b.TempDir(), "cnsd.db"), store.BoltOptions{})
+			db, err := bolt.Open(filepath.Join(b.TempDir(), "cnsd.db"), bolt.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			return bolt
+			return db
 		}},
 		{"redis", func(b *testing.B) store.Backend {
 			r, err := store.OpenRedis(context.Background(), redistest.Start(b).URL(), store.RedisOptions{})

@@ -21,11 +21,7 @@ func BenchmarkBurst(b *testing.B) {
 	const vms = 2000
 	for _, window := range []time.Duration{0, 20 * time.Millisecond} {
 		b.Run(fmt.Sprintf("window=%v", window), func(b *testing.B) {
-			bolt, err := OpenBolt(filepath.Join(b.TempDir(), "cnsd.db"), BoltOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { bolt.Close() })
+			bolt := OpenBoltForTest(b, filepath.Join(b.TempDir(), "cnsd.db"), false)
 			s, _ := open(b, bolt, Options{})
 			bt := NewBatcher(s, window, 200*time.Millisecond, nil)
 			ctx, cancel := context.WithCancel(context.Background())

@@ -36,6 +36,22 @@ func EncodeVMRecords(zone string, recs []Record) []byte {
 	return appendVMRecords(make([]byte, 0, 1+len(recs)*24), zoneSuffix(zone), recs)
 }
 
+// VMRecordsEncoder appends EncodeVMRecords of many VMs' records in one
+// zone to a caller's buffer, the zone's suffix made once: the bbolt
+// backend writes a bootstrap's VMs into a few shared buffers, not one
+// allocation a VM.
+type VMRecordsEncoder struct{ suffix string }
+
+// NewVMRecordsEncoder returns the encoder for records in zone.
+func NewVMRecordsEncoder(zone string) VMRecordsEncoder {
+	return VMRecordsEncoder{suffix: zoneSuffix(zone)}
+}
+
+// Append appends EncodeVMRecords of recs to b and returns it.
+func (e VMRecordsEncoder) Append(b []byte, recs []Record) []byte {
+	return appendVMRecords(b, e.suffix, recs)
+}
+
 // appendVMRecords appends EncodeVMRecords of recs to b, for a zone whose
 // zoneSuffix is suffix: a backend writing many VMs encodes them into
 // one buffer, the suffix made once.

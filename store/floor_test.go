@@ -34,12 +34,8 @@ func TestSerialFloorSurvivesRestartAndTakeover(t *testing.T) {
 		{"bolt restart", func(t *testing.T) (floorBackend, func() floorBackend) {
 			path := filepath.Join(t.TempDir(), "cnsd.db")
 			life := func() floorBackend {
-				b, err := OpenBolt(path, BoltOptions{LockTimeout: time.Second})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { b.Close() })
-				epoch, err := b.Acquire(t.Context())
+				b := OpenBoltForTest(t, path, false)
+				epoch, err := b.(Leaser).Acquire(t.Context())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -30,12 +30,7 @@ func churnStore(b *testing.B, backend Backend, c *vmChurn, opts Options) *Store 
 // memory, not the disk.
 func boltBackend(b *testing.B) Backend {
 	b.Helper()
-	bolt, err := OpenBolt(filepath.Join(b.TempDir(), "cnsd.db"), BoltOptions{NoSync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { bolt.Close() })
-	return bolt
+	return OpenBoltForTest(b, filepath.Join(b.TempDir(), "cnsd.db"), true)
 }
 
 // heapAfterGC is the heap in use by live objects after full collections:

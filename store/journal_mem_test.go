@@ -50,11 +50,7 @@ func commitChunkVM(t *testing.T, s *Store, gen int) weak.Pointer[byte] {
 // old records were carved from is garbage, although the journal still
 // holds the diff that removed them — it keeps a copy, not the strings.
 func TestJournalDropsArena(t *testing.T) {
-	b, err := OpenBolt(filepath.Join(t.TempDir(), "cnsd.db"), BoltOptions{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	b := OpenBoltForTest(t, filepath.Join(t.TempDir(), "cnsd.db"), true)
 	s, _ := open(t, b, Options{})
 	old := commitChunkVM(t, s, 0)
 	from := s.Snapshot(zone).Serial()

@@ -64,6 +64,18 @@ type ZoneChange struct {
 	diffEnc []byte
 }
 
+// EncodedDiff returns EncodeDiff of the change's Diff with Zone set, for
+// a backend to write to its journal: the encoding the Store made for its
+// own journal when there is one, so the diff is not encoded twice.
+func (c *ZoneChange) EncodedDiff() []byte {
+	if c.diffEnc != nil {
+		return c.diffEnc
+	}
+	d := c.Diff
+	d.Zone = c.Zone
+	return EncodeDiff(d)
+}
+
 // Backend is where zones are kept between restarts: Redis or the embedded
 // file. Implementations are safe for concurrent use.
 type Backend interface {

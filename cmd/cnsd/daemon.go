@@ -19,6 +19,7 @@ import (
 	"github.com/cnsd/cnsd/pipeline"
 	"github.com/cnsd/cnsd/schema"
 	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/store/bolt"
 	"github.com/cnsd/cnsd/xfr"
 )
 
@@ -61,7 +62,7 @@ func serve(ctx context.Context, path string, ls logSetup) error {
 	if cfg.Store.Redis == "" {
 		// bbolt's file lock already makes this the only process: the
 		// lease is immediate and there is no writer to follow.
-		b, err := store.OpenBolt(cfg.Store.Path, store.BoltOptions{})
+		b, err := bolt.Open(cfg.Store.Path, bolt.Options{})
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/store/bolt"
 	"github.com/cnsd/cnsd/zonegen"
 )
 
@@ -99,7 +100,7 @@ func BenchmarkBoltBootstrap100k(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		path := filepath.Join(b.TempDir(), "cnsd.db")
-		db, err := store.OpenBolt(path, store.BoltOptions{})
+		db, err := bolt.Open(path, bolt.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -143,9 +144,9 @@ func BenchmarkBoltCommitOneVM(b *testing.B) {
 
 // benchFull returns a store holding the 100k VMs of benchBootstrap, closed
 // when b ends, and its record count.
-func benchFull(b *testing.B) (*store.Bolt, int) {
+func benchFull(b *testing.B) (*bolt.Backend, int) {
 	changes, records := benchBootstrap(boltBenchVMs())
-	db, err := store.OpenBolt(filepath.Join(b.TempDir(), "cnsd.db"), store.BoltOptions{})
+	db, err := bolt.Open(filepath.Join(b.TempDir(), "cnsd.db"), bolt.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package bolt
 
 import (
 	"context"
@@ -7,16 +7,17 @@ import (
 	"maps"
 	"slices"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cnsd/cnsd/store"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // Apply writes all changes in one bbolt transaction: a conflict in any
 // zone, or fencing, leaves every zone as it was.
-func (b *Bolt) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) error {
+func (b *Backend) Apply(ctx context.Context, epoch uint64, changes []store.ZoneChange) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: apply: %w", err)
 	}
-	err := b.db.Update(func(tx *bolt.Tx) error {
+	err := b.db.Update(func(tx *bbolt.Tx) error {
 		if err := boltFence(tx, epoch); err != nil {
 			return err
 		}
@@ -36,14 +37,14 @@ func (b *Bolt) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) er
 
 // boltFence refuses an epoch older than the newest one stored and
 // otherwise records epoch as the newest.
-func boltFence(tx *bolt.Tx, epoch uint64) error {
+func boltFence(tx *bbolt.Tx, epoch uint64) error {
 	meta := tx.Bucket(boltMetaKey)
 	stored, err := boltStoredEpoch(meta)
 	if err != nil {
 		return err
 	}
 	if epoch < stored {
-		return fmt.Errorf("store: apply with epoch %d after epoch %d: %w", epoch, stored, ErrFenced)
+		return fmt.Errorf("store: apply with epoch %d after epoch %d: %w", epoch, stored, store.ErrFenced)
 	}
 	if epoch == stored {
 		return nil
@@ -51,7 +52,7 @@ func boltFence(tx *bolt.Tx, epoch uint64) error {
 	return boltPutUint64(meta, boltEpochKey, epoch)
 }
 
-func boltStoredEpoch(meta *bolt.Bucket) (uint64, error) {
+func boltStoredEpoch(meta *bbolt.Bucket) (uint64, error) {
 	v := meta.Get(boltEpochKey)
 	if v == nil {
 		return 0, nil
@@ -63,7 +64,7 @@ func boltStoredEpoch(meta *bolt.Bucket) (uint64, error) {
 	return e, nil
 }
 
-func boltApplyZone(tx *bolt.Tx, epoch uint64, c *ZoneChange) error {
+func boltApplyZone(tx *bbolt.Tx, epoch uint64, c *store.ZoneChange) error {
 	if c.Zone == "" {
 		return fmt.Errorf("store: apply: change without a zone name")
 	}
@@ -75,7 +76,7 @@ func boltApplyZone(tx *bolt.Tx, epoch uint64, c *ZoneChange) error {
 	}
 	if serial != c.Prev {
 		return fmt.Errorf("store: apply zone %s: stored serial %d, change starts from %d: %w",
-			c.Zone, serial, c.Prev, ErrConflict)
+			c.Zone, serial, c.Prev, store.ErrConflict)
 	}
 	if c.Drop {
 		if zb == nil {
@@ -98,7 +99,7 @@ func boltApplyZone(tx *bolt.Tx, epoch uint64, c *ZoneChange) error {
 }
 
 // boltZoneSerial is the serial of a zone bucket; zero when it is nil.
-func boltZoneSerial(zb *bolt.Bucket) (Serial, error) {
+func boltZoneSerial(zb *bbolt.Bucket) (store.Serial, error) {
 	if zb == nil {
 		return 0, nil
 	}
@@ -113,12 +114,12 @@ func boltZoneSerial(zb *bolt.Bucket) (Serial, error) {
 	return s, nil
 }
 
-func boltWriteZone(tx *bolt.Tx, name []byte, epoch uint64, c *ZoneChange) error {
+func boltWriteZone(tx *bbolt.Tx, name []byte, epoch uint64, c *store.ZoneChange) error {
 	zb, err := tx.CreateBucketIfNotExists(name)
 	if err != nil {
 		return err
 	}
-	var sub [3]*bolt.Bucket
+	var sub [3]*bbolt.Bucket
 	for i, key := range [][]byte{boltMetaKey, boltVMsKey, boltJournalKey} {
 		if sub[i], err = zb.CreateBucketIfNotExists(key); err != nil {
 			return fmt.Errorf("%s: %w", key, err)
@@ -145,7 +146,7 @@ const boltBulk = 1000
 // values from.
 const boltBufSize = 256 << 10
 
-func boltWriteVMs(vms *bolt.Bucket, c *ZoneChange) error {
+func boltWriteVMs(vms *bbolt.Bucket, c *store.ZoneChange) error {
 	if len(c.SetVMs) >= boltBulk {
 		vms.FillPercent = 0.9
 	}
@@ -153,7 +154,7 @@ func boltWriteVMs(vms *bolt.Bucket, c *ZoneChange) error {
 	// Keys and values are cut from shared buffers (bbolt keeps them, not
 	// copies, until the transaction ends): a few allocations for a
 	// bootstrap's 100k VMs, not two a VM.
-	suffix := zoneSuffix(c.Zone)
+	enc := store.NewVMRecordsEncoder(c.Zone)
 	var buf []byte
 	for _, vm := range slices.Sorted(maps.Keys(c.SetVMs)) {
 		recs := c.SetVMs[vm]
@@ -163,7 +164,7 @@ func boltWriteVMs(vms *bolt.Bucket, c *ZoneChange) error {
 		start := len(buf)
 		buf = append(buf, vm...)
 		mid := len(buf)
-		buf = appendVMRecords(buf, suffix, recs)
+		buf = enc.Append(buf, recs)
 		// Full slice expressions: the next append never writes into them.
 		if err := vms.Put(buf[start:mid:mid], buf[mid:len(buf):len(buf)]); err != nil {
 			return fmt.Errorf("vms/%s: %w", vm, err)

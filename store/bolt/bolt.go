@@ -1,4 +1,10 @@
-package store
+// Package bolt is the embedded store.Backend: a single cnsd process that
+// uses no Redis keeps its zones, serials, journals and serial floors in one
+// bbolt file. It holds only that I/O; the contract and its conformance
+// tests are the store package's (store.Backend, store/storetest).
+//
+// bolt may import store from this module, and nothing else of it.
+package bolt
 
 import (
 	"encoding/binary"
@@ -7,7 +13,8 @@ import (
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cnsd/cnsd/store"
+	bbolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
 )
 
@@ -23,11 +30,11 @@ import (
 //	    <vm uuid>             EncodeVMRecords
 //	  journal                 bucket
 //	    <seq><chunk>          EncodeDiff in chunks (uint64 BE, uint32 BE), oldest first
-//	floors                    bucket (bolt_floor.go)
+//	floors                    bucket (floor.go)
 //	  <name>                  uint32 BE: the final serial of the zone's last drop
 //
 // The journal sequence is the bucket's own (NextSequence), so it never
-// repeats even after trimming; see bolt_journal.go for the chunks.
+// repeats even after trimming; see journal.go for the chunks.
 var (
 	boltMetaKey    = []byte("meta")
 	boltEpochKey   = []byte("epoch")
@@ -39,21 +46,21 @@ var (
 // boltZonePrefix starts the name of every zone's bucket.
 const boltZonePrefix = "zone/"
 
-// DefaultBoltLockTimeout is how long OpenBolt waits for another process
-// to let go of the file when BoltOptions.LockTimeout is zero.
-const DefaultBoltLockTimeout = time.Second
+// DefaultLockTimeout is how long Open waits for another process
+// to let go of the file when Options.LockTimeout is zero.
+const DefaultLockTimeout = time.Second
 
-// DefaultBoltMmapSize is BoltOptions.MmapSize when that is zero: room for
+// DefaultMmapSize is Options.MmapSize when that is zero: room for
 // a few million records without remapping.
-const DefaultBoltMmapSize = 1 << 30
+const DefaultMmapSize = 1 << 30
 
-// BoltOptions configure OpenBolt.
-type BoltOptions struct {
+// Options configure Open.
+type Options struct {
 	// LockTimeout bounds the wait for the file lock held by another
-	// process; zero means DefaultBoltLockTimeout.
+	// process; zero means DefaultLockTimeout.
 	LockTimeout time.Duration
 	// MmapSize is the address space mapped for the file up front;
-	// zero means DefaultBoltMmapSize. bbolt copies every page a commit
+	// zero means DefaultMmapSize. bbolt copies every page a commit
 	// touched each time it has to grow the mapping, so a bootstrap into a
 	// small mapping is many times slower. It does not grow the file.
 	MmapSize int
@@ -62,11 +69,12 @@ type BoltOptions struct {
 	NoSync bool
 }
 
-// Bolt is the embedded Backend: one bbolt file used by a single process.
-// bbolt's exclusive file lock makes that process the only writer, so the
-// lease is always held (Leaser) and every commit is local (Follower).
-type Bolt struct {
-	db   *bolt.DB
+// Backend is the embedded store.Backend: one bbolt file used by a single
+// process. bbolt's exclusive file lock makes that process the only writer,
+// so the lease is always held (store.Leaser) and every commit is local
+// (store.Follower).
+type Backend struct {
+	db   *bbolt.DB
 	path string
 
 	mu      sync.Mutex                 // guards watches
@@ -74,31 +82,31 @@ type Bolt struct {
 }
 
 var (
-	_ Backend  = (*Bolt)(nil)
-	_ Leaser   = (*Bolt)(nil)
-	_ Follower = (*Bolt)(nil)
+	_ store.Backend  = (*Backend)(nil)
+	_ store.Leaser   = (*Backend)(nil)
+	_ store.Follower = (*Backend)(nil)
 )
 
-// OpenBolt opens or creates the store file at path. It fails with an error
+// Open opens or creates the store file at path. It fails with an error
 // naming path when another process holds the file past opts.LockTimeout.
-func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
+func Open(path string, opts Options) (*Backend, error) {
 	timeout := opts.LockTimeout
 	if timeout <= 0 {
-		timeout = DefaultBoltLockTimeout
+		timeout = DefaultLockTimeout
 	}
 	mmap := opts.MmapSize
 	if mmap <= 0 {
-		mmap = DefaultBoltMmapSize
+		mmap = DefaultMmapSize
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, NoSync: opts.NoSync,
-		InitialMmapSize: mmap, FreelistType: bolt.FreelistMapType})
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: timeout, NoSync: opts.NoSync,
+		InitialMmapSize: mmap, FreelistType: bbolt.FreelistMapType})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("store: %s is in use by another process: %w", path, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bbolt.Tx) error {
 		_, err := tx.CreateBucketIfNotExists(boltMetaKey)
 		return err
 	})
@@ -106,11 +114,11 @@ func OpenBolt(path string, opts BoltOptions) (*Bolt, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: init %s: %w", path, err)
 	}
-	return &Bolt{db: db, path: path, watches: map[chan struct{}]struct{}{}}, nil
+	return &Backend{db: db, path: path, watches: map[chan struct{}]struct{}{}}, nil
 }
 
 // Close closes the file, releasing its lock.
-func (b *Bolt) Close() error {
+func (b *Backend) Close() error {
 	if err := b.db.Close(); err != nil {
 		return fmt.Errorf("store: close %s: %w", b.path, err)
 	}
@@ -124,13 +132,13 @@ func boltUint64(v []byte) (uint64, error) {
 	return binary.BigEndian.Uint64(v), nil
 }
 
-func boltSerial(v []byte) (Serial, error) {
+func boltSerial(v []byte) (store.Serial, error) {
 	if len(v) != 4 {
 		return 0, fmt.Errorf("%d bytes, want 4", len(v))
 	}
-	return Serial(binary.BigEndian.Uint32(v)), nil
+	return store.Serial(binary.BigEndian.Uint32(v)), nil
 }
 
-func boltPutUint64(b *bolt.Bucket, key []byte, v uint64) error {
+func boltPutUint64(b *bbolt.Bucket, key []byte, v uint64) error {
 	return b.Put(key, binary.BigEndian.AppendUint64(nil, v))
 }

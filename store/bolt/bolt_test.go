@@ -1,4 +1,4 @@
-package store_test
+package bolt_test
 
 import (
 	"errors"
@@ -7,16 +7,17 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 
 	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/store/bolt"
 	"github.com/cnsd/cnsd/store/storetest"
 	"github.com/cnsd/cnsd/zonegen"
 )
 
-func openBolt(t *testing.T, path string) *store.Bolt {
+func openBolt(t *testing.T, path string) *bolt.Backend {
 	t.Helper()
-	b, err := store.OpenBolt(path, store.BoltOptions{LockTimeout: 100 * time.Millisecond})
+	b, err := bolt.Open(path, bolt.Options{LockTimeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +86,12 @@ func TestBoltCorruptValue(t *testing.T) {
 // corrupt overwrites a value in the file behind the store's back.
 func corrupt(t *testing.T, path, zone, sub, key string, val []byte) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bbolt.Tx) error {
 		return tx.Bucket([]byte(zone)).Bucket([]byte(sub)).Put([]byte(key), val)
 	})
 	if err != nil {
@@ -132,9 +133,9 @@ func TestBoltInUse(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cnsd.db")
 	b := openBolt(t, path)
 	defer b.Close()
-	_, err := store.OpenBolt(path, store.BoltOptions{LockTimeout: 50 * time.Millisecond})
+	_, err := bolt.Open(path, bolt.Options{LockTimeout: 50 * time.Millisecond})
 	want := "store: " + path + " is in use by another process"
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Fatalf("second OpenBolt: %v, want %q", err, want)
+		t.Fatalf("second Open: %v, want %q", err, want)
 	}
 }

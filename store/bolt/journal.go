@@ -1,11 +1,12 @@
-package store
+package bolt
 
 import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cnsd/cnsd/store"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // A journal entry is stored in chunks under the keys seq (uint64 BE) +
@@ -23,7 +24,7 @@ func boltChunkKey(seq uint64, chunk uint32) []byte {
 // c.KeepJournal entries.
 // A diff the journal is not to keep (KeepJournal 0: a bootstrap larger
 // than the journal's bound) is not written only to be deleted.
-func boltAppendJournal(journal *bolt.Bucket, c *ZoneChange) error {
+func boltAppendJournal(journal *bbolt.Bucket, c *store.ZoneChange) error {
 	if c.KeepJournal <= 0 {
 		return boltTrimJournal(journal, 0)
 	}
@@ -32,12 +33,7 @@ func boltAppendJournal(journal *bolt.Bucket, c *ZoneChange) error {
 	if err != nil {
 		return fmt.Errorf("journal: %w", err)
 	}
-	enc := c.diffEnc
-	if enc == nil {
-		d := c.Diff
-		d.Zone = c.Zone
-		enc = EncodeDiff(d)
-	}
+	enc := c.EncodedDiff()
 	for i := 0; i == 0 || i*boltChunkSize < len(enc); i++ {
 		chunk := enc[i*boltChunkSize : min((i+1)*boltChunkSize, len(enc))]
 		if err := journal.Put(boltChunkKey(seq, uint32(i)), chunk); err != nil {
@@ -49,7 +45,7 @@ func boltAppendJournal(journal *bolt.Bucket, c *ZoneChange) error {
 
 // boltTrimJournal deletes all but the newest keep entries. Keys are
 // collected first: deleting under a cursor skips entries.
-func boltTrimJournal(journal *bolt.Bucket, keep int) error {
+func boltTrimJournal(journal *bbolt.Bucket, keep int) error {
 	var entries [][]byte // each entry's first key
 	c := journal.Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.Seek(boltNextEntry(k)) {
@@ -94,11 +90,11 @@ func boltEntryName(k []byte) string {
 // start, or from the oldest entry when start is nil. An undecodable entry
 // is reported and drops it and every older entry, so that what is
 // returned stays a chain of diffs ending at the zone's serial.
-func boltReadJournal(zone string, jb *bolt.Bucket, start []byte, report func(string, error)) []Diff {
+func boltReadJournal(zone string, jb *bbolt.Bucket, start []byte, report func(string, error)) []store.Diff {
 	if jb == nil {
 		return nil
 	}
-	var out []Diff
+	var out []store.Diff
 	c := jb.Cursor()
 	k, v := c.First()
 	if start != nil {
@@ -109,9 +105,9 @@ func boltReadJournal(zone string, jb *bolt.Bucket, start []byte, report func(str
 		var val []byte
 		var err error
 		val, k, v, err = boltEntryValue(c, k, v)
-		var d Diff
+		var d store.Diff
 		if err == nil {
-			d, err = DecodeDiff(zone, val)
+			d, err = store.DecodeDiff(zone, val)
 		}
 		if err != nil {
 			report(fmt.Sprintf("%s%s/journal/%s", boltZonePrefix, zone, name), err)
@@ -126,7 +122,7 @@ func boltReadJournal(zone string, jb *bolt.Bucket, start []byte, report func(str
 // boltEntryValue joins the chunks of the entry at k, v and returns the
 // cursor's position after it. A malformed key or a missing chunk is an
 // error naming it.
-func boltEntryValue(c *bolt.Cursor, k, v []byte) (val, nk, nv []byte, err error) {
+func boltEntryValue(c *bbolt.Cursor, k, v []byte) (val, nk, nv []byte, err error) {
 	if len(k) != 12 {
 		nk, nv = c.Next()
 		return nil, nk, nv, fmt.Errorf("key of %d bytes, want 12", len(k))
@@ -153,13 +149,13 @@ func boltEntryValue(c *bolt.Cursor, k, v []byte) (val, nk, nv []byte, err error)
 
 // boltSeekJournal returns the first key of the entry whose diff starts at
 // serial from, reading only each entry's first chunk; nil when none does.
-func boltSeekJournal(jb *bolt.Bucket, from Serial) []byte {
+func boltSeekJournal(jb *bbolt.Bucket, from store.Serial) []byte {
 	if jb == nil {
 		return nil
 	}
 	c := jb.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Seek(boltNextEntry(k)) {
-		if f, _, err := DiffSerials(v); err == nil && f == from {
+		if f, _, err := store.DiffSerials(v); err == nil && f == from {
 			return bytes.Clone(k)
 		}
 	}

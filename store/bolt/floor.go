@@ -1,20 +1,21 @@
-package store
+package bolt
 
 import (
 	"context"
 	"encoding/binary"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cnsd/cnsd/store"
+	bbolt "go.etcd.io/bbolt"
 )
 
-// boltFloorsKey is the top-level bucket of serial floors (floor.go):
+// boltFloorsKey is the top-level bucket of serial floors (store's floor.go):
 // zone name → uint32 BE, the final serial of its last drop.
 var boltFloorsKey = []byte("floors")
 
 // boltKeepFloor records serial as the floor of zone, in the transaction
 // that drops it.
-func boltKeepFloor(tx *bolt.Tx, zone string, serial Serial) error {
+func boltKeepFloor(tx *bbolt.Tx, zone string, serial store.Serial) error {
 	fb, err := tx.CreateBucketIfNotExists(boltFloorsKey)
 	if err != nil {
 		return fmt.Errorf("store: floor of zone %s: %w", zone, err)
@@ -27,12 +28,12 @@ func boltKeepFloor(tx *bolt.Tx, zone string, serial Serial) error {
 
 // Floors reads every zone's floor. A value that is not a serial fails
 // the read with its key: silently skipping it could let a zone go back.
-func (b *Bolt) Floors(ctx context.Context) (map[string]Serial, error) {
+func (b *Backend) Floors(ctx context.Context) (map[string]store.Serial, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("store: floors: %w", err)
 	}
-	floors := map[string]Serial{}
-	err := b.db.View(func(tx *bolt.Tx) error {
+	floors := map[string]store.Serial{}
+	err := b.db.View(func(tx *bbolt.Tx) error {
 		fb := tx.Bucket(boltFloorsKey)
 		if fb == nil {
 			return nil

@@ -1,22 +1,23 @@
-package store
+package bolt
 
 import (
 	"context"
 	"fmt"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/cnsd/cnsd/store"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // Acquire hands out the next epoch. The file lock already makes this
 // process the only writer; the persisted epoch still grows across
 // restarts so that fencing compares like with like.
-func (b *Bolt) Acquire(ctx context.Context) (uint64, error) {
+func (b *Backend) Acquire(ctx context.Context) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("store: acquire lease: %w", err)
 	}
 	var epoch uint64
-	err := b.db.Update(func(tx *bolt.Tx) error {
+	err := b.db.Update(func(tx *bbolt.Tx) error {
 		meta := tx.Bucket(boltMetaKey)
 		stored, err := boltStoredEpoch(meta)
 		if err != nil {
@@ -32,17 +33,17 @@ func (b *Bolt) Acquire(ctx context.Context) (uint64, error) {
 }
 
 // Keep waits for ctx to end: no other process can take the file.
-func (b *Bolt) Keep(ctx context.Context, epoch uint64) error {
+func (b *Backend) Keep(ctx context.Context, epoch uint64) error {
 	<-ctx.Done()
 	return nil
 }
 
 // Release does nothing: closing the file releases it.
-func (b *Bolt) Release(ctx context.Context, epoch uint64) error { return nil }
+func (b *Backend) Release(ctx context.Context, epoch uint64) error { return nil }
 
 // Changed returns a channel that receives a value after each Apply of this
 // process (the only writer), coalesced; it is closed when ctx ends.
-func (b *Bolt) Changed(ctx context.Context) <-chan struct{} {
+func (b *Backend) Changed(ctx context.Context) <-chan struct{} {
 	ch := make(chan struct{}, 1)
 	b.mu.Lock()
 	b.watches[ch] = struct{}{}
@@ -57,7 +58,7 @@ func (b *Bolt) Changed(ctx context.Context) <-chan struct{} {
 }
 
 // notify signals every Changed channel without blocking.
-func (b *Bolt) notify() {
+func (b *Backend) notify() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for ch := range b.watches {
@@ -71,13 +72,13 @@ func (b *Bolt) notify() {
 // Since returns the diffs after since, an empty non-nil slice when since
 // is the zone's serial, or the whole zone when the journal does not reach
 // back to since or cannot be read.
-func (b *Bolt) Since(ctx context.Context, zone string, since Serial) ([]Diff, *ZoneData, error) {
+func (b *Backend) Since(ctx context.Context, zone string, since store.Serial) ([]store.Diff, *store.ZoneData, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, nil, fmt.Errorf("store: since zone %s: %w", zone, err)
 	}
-	var diffs []Diff
-	var full *ZoneData
-	err := b.db.View(func(tx *bolt.Tx) error {
+	var diffs []store.Diff
+	var full *store.ZoneData
+	err := b.db.View(func(tx *bbolt.Tx) error {
 		zb := tx.Bucket([]byte(boltZonePrefix + zone))
 		if zb == nil {
 			return nil
@@ -87,7 +88,7 @@ func (b *Bolt) Since(ctx context.Context, zone string, since Serial) ([]Diff, *Z
 			return err
 		}
 		if serial == since {
-			diffs = []Diff{}
+			diffs = []store.Diff{}
 			return nil
 		}
 		diffs = boltChainSince(zone, zb, since, serial)
@@ -104,7 +105,7 @@ func (b *Bolt) Since(ctx context.Context, zone string, since Serial) ([]Diff, *Z
 
 // boltChainSince returns the journal from since to serial when every
 // entry decodes and they chain, else nil.
-func boltChainSince(zone string, zb *bolt.Bucket, since, serial Serial) []Diff {
+func boltChainSince(zone string, zb *bbolt.Bucket, since, serial store.Serial) []store.Diff {
 	jb := zb.Bucket(boltJournalKey)
 	start := boltSeekJournal(jb, since)
 	if start == nil {
@@ -129,10 +130,10 @@ func boltChainSince(zone string, zb *bolt.Bucket, since, serial Serial) []Diff {
 }
 
 // Zones lists the zones in the file.
-func (b *Bolt) Zones(ctx context.Context) ([]string, error) {
+func (b *Backend) Zones(ctx context.Context) ([]string, error) {
 	var zones []string
-	err := b.db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
+	err := b.db.View(func(tx *bbolt.Tx) error {
+		return tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
 			if zone, ok := strings.CutPrefix(string(name), boltZonePrefix); ok {
 				zones = append(zones, zone)
 			}
