@@ -13,6 +13,7 @@ import (
 	"github.com/cnsd/cnsd/mockcloud"
 	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/store/bolt"
+	"github.com/cnsd/cnsd/store/redis"
 	"github.com/cnsd/cnsd/store/redistest"
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -59,7 +60,7 @@ func BenchmarkBootstrap(b *testing.B) {
 			return db
 		}},
 		{"redis", func(b *testing.B) store.Backend {
-			r, err := store.OpenRedis(context.Background(), redistest.Start(b).URL(), store.RedisOptions{})
+			r, err := redis.Open(context.Background(), redistest.Start(b).URL(), redis.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

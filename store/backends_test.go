@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/cnsd/cnsd/store/redistest"
 )
 
 // OpenBoltForTest opens the bbolt backend on the file at path, without
@@ -13,6 +15,30 @@ import (
 // store, so store's own tests cannot: backends_ext_test.go (package
 // store_test) sets this before any test runs.
 var OpenBoltForTest func(tb testing.TB, path string, noSync bool) Backend
+
+// OpenRedisForTest opens the Redis backend on the server at url, with the
+// lease's TTL and the process's ID when they are not zero, and closes it
+// with tb.Cleanup. It is set as OpenBoltForTest is.
+var OpenRedisForTest func(tb testing.TB, url string, leaseTTL time.Duration, id string) Backend
+
+// realBackend is what the real backends are besides a Backend.
+type realBackend interface {
+	Backend
+	Leaser
+	Follower
+}
+
+// openRedisAt opens the Redis backend on the server at url.
+func openRedisAt(tb testing.TB, url string) realBackend {
+	return OpenRedisForTest(tb, url, 0, "").(realBackend)
+}
+
+// openTestRedis starts a redis-server and opens the Redis backend on it.
+func openTestRedis(tb testing.TB) (realBackend, *redistest.Server) {
+	tb.Helper()
+	srv := redistest.Start(tb)
+	return openRedisAt(tb, srv.URL()), srv
+}
 
 // The Store's random-commit property and its follower over the real
 // backends, not only Memory: what the Store writes must read back the same
@@ -25,13 +51,13 @@ func TestStoreOverBolt(t *testing.T) {
 }
 
 func TestStoreOverRedis(t *testing.T) {
-	r, _ := openTestRedis(t, RedisOptions{})
+	r, _ := openTestRedis(t)
 	randomCommitsOver(t, 1, 150, r)
 }
 
 func TestFollowOverRedis(t *testing.T) {
-	wr, srv := openTestRedis(t, RedisOptions{})
-	fr := openRedisAt(t, srv.URL(), RedisOptions{})
+	wr, srv := openTestRedis(t)
+	fr := openRedisAt(t, srv.URL())
 	w, clk := open(t, wr, Options{JournalEntries: 3})
 	f, _ := open(t, fr, Options{JournalEntries: 3})
 	ctx, cancel := context.WithCancel(context.Background())

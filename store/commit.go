@@ -151,7 +151,7 @@ type writeTimes struct{ apply, install time.Duration }
 // afterFailedApplyLocked. what names the operation in the error.
 // times, when not nil, gets how long the two steps took.
 func (s *Store) writeLocked(ctx context.Context, plans []*zonePlan, changes []ZoneChange, what string, times *writeTimes) error {
-	id := changeID()
+	id := NewChangeID()
 	for i := range changes {
 		changes[i].ID, plans[i].change.ID = id, id
 	}

@@ -46,7 +46,7 @@ func TestSerialFloorSurvivesRestartAndTakeover(t *testing.T) {
 		{"redis restart", func(t *testing.T) (floorBackend, func() floorBackend) {
 			url := redistest.Start(t).URL()
 			life := func() floorBackend {
-				r := openRedisAt(t, url, RedisOptions{})
+				r := openRedisAt(t, url)
 				epoch, err := r.Acquire(t.Context())
 				if err != nil {
 					t.Fatal(err)
@@ -58,7 +58,7 @@ func TestSerialFloorSurvivesRestartAndTakeover(t *testing.T) {
 		{"redis takeover", func(t *testing.T) (floorBackend, func() floorBackend) {
 			url := redistest.Start(t).URL()
 			const ttl = 300 * time.Millisecond
-			first := openRedisAt(t, url, RedisOptions{LeaseTTL: ttl, ID: "first"})
+			first := OpenRedisForTest(t, url, ttl, "first").(realBackend)
 			epoch, err := first.Acquire(t.Context())
 			if err != nil {
 				t.Fatal(err)
@@ -66,7 +66,7 @@ func TestSerialFloorSurvivesRestartAndTakeover(t *testing.T) {
 			// The first writer dies holding the lease: it is neither
 			// released nor renewed, and the second waits for it to expire.
 			return floorBackend{first, epoch, func() {}}, func() floorBackend {
-				second := openRedisAt(t, url, RedisOptions{LeaseTTL: ttl, ID: "second"})
+				second := OpenRedisForTest(t, url, ttl, "second").(realBackend)
 				e, err := second.Acquire(t.Context())
 				if err != nil || e <= epoch {
 					t.Fatalf("takeover: epoch %d (%v), want above %d", e, err, epoch)

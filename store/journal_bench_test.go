@@ -117,7 +117,7 @@ func BenchmarkJournalSoak(b *testing.B) {
 		{"redis", func(b *testing.B) Backend {
 			// No fsync: the benchmark measures the writer's memory.
 			srv := redistest.Start(b, redistest.WithArgs("--appendfsync", "no"))
-			return openRedisAt(b, srv.URL(), RedisOptions{})
+			return openRedisAt(b, srv.URL())
 		}},
 	}
 	for _, be := range backends {

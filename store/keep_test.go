@@ -12,8 +12,8 @@ import (
 // Store — follow a writer that keeps an empty zone, fills it and empties
 // it again.
 func TestKeepFollowOverRedis(t *testing.T) {
-	wr, srv := openTestRedis(t, RedisOptions{})
-	fr := openRedisAt(t, srv.URL(), RedisOptions{})
+	wr, srv := openTestRedis(t)
+	fr := openRedisAt(t, srv.URL())
 	w, _ := open(t, wr, Options{})
 	f, _ := open(t, fr, Options{})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -110,50 +110,6 @@ func storeContents(s *Store) []string {
 	return out
 }
 
-// TestRedisApplyScriptResent: the apply script sent again with the same
-// change id — what go-redis does when a pipeline's reply times out — finds
-// its own write and succeeds without writing; a different change from the
-// same serial is a conflict. A drop sent again finds the zone gone.
-func TestRedisApplyScriptResent(t *testing.T) {
-	ctx := context.Background()
-	r, _ := openTestRedis(t, RedisOptions{})
-	z := "resent.example."
-	rec := redisA(z, "web", "10.0.0.1", "vm1")
-	set := []ZoneChange{{Zone: z, Prev: 0, Next: 10, SetVMs: map[string][]Record{"vm1": {rec}},
-		Diff: Diff{Zone: z, From: 0, To: 10, Added: []Record{rec}}, KeepJournal: 5}}
-	drop := []ZoneChange{{Zone: z, Prev: 10, Next: 11, Drop: true}}
-	run := func(id string, changes []ZoneChange) error {
-		cmds, _ := r.runApplyScripts(ctx, changes, encodeApplyArgs(1, id, changes), false)
-		return r.applyResult(ctx, 1, changes[0], cmds[0])
-	}
-	steps := []struct {
-		what    string
-		id      string
-		changes []ZoneChange
-		want    error
-	}{
-		{"first run", "id-1", set, nil},
-		{"the same change resent", "id-1", set, nil},
-		{"another change from the same serial", "id-2", set, ErrConflict},
-		{"drop", "id-3", drop, nil},
-		{"the drop resent", "id-3", drop, nil},
-	}
-	for _, s := range steps {
-		if err := run(s.id, s.changes); !errors.Is(err, s.want) || (s.want == nil) != (err == nil) {
-			t.Fatalf("%s: %v, want %v", s.what, err, s.want)
-		}
-		if s.what == "the same change resent" {
-			n, err := r.c.LLen(ctx, zoneKeys(z).journal).Result()
-			if err != nil || n != 1 {
-				t.Errorf("journal after the resend: %d entries (%v), want the one diff", n, err)
-			}
-		}
-	}
-	if n, err := r.c.Exists(ctx, zoneKeys(z).list()...).Result(); err != nil || n != 0 {
-		t.Errorf("%d keys of the dropped zone left (%v)", n, err)
-	}
-}
-
 // TestRedisCommitWithSlowReplies commits over a connection whose reply to
 // the commit arrives after the client's read timeout: go-redis resends
 // the pipeline (which must not conflict with its own first run), the
@@ -163,7 +119,7 @@ func TestRedisCommitWithSlowReplies(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	proxy := startSlowProxy(t, strings.TrimPrefix(srv.URL(), "redis://"))
-	r := openRedisAt(t, "redis://"+proxy.addr+"?read_timeout=100ms&max_retries=2", RedisOptions{})
+	r := openRedisAt(t, "redis://"+proxy.addr+"?read_timeout=100ms&max_retries=2")
 	s, err := Open(ctx, r, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +147,7 @@ func TestRedisCommitWithSlowReplies(t *testing.T) {
 	if n := s.Snapshot(zone).Len(); n != 1999 {
 		t.Errorf("the Store serves %d records, want 1999", n)
 	}
-	fresh, err := Open(ctx, openRedisAt(t, srv.URL(), RedisOptions{}), Options{}, nil)
+	fresh, err := Open(ctx, openRedisAt(t, srv.URL()), Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestRedisWriteBackAfterFailoverToAStaleServer(t *testing.T) {
 	master := redistest.Start(t, redistest.WithArgs("--repl-diskless-sync-delay", "0"))
 	stale := redistest.Start(t)
 	proxy := startSwitchProxy(t, master.Addr())
-	r := openRedisAt(t, "redis://"+proxy.addr(), RedisOptions{})
+	r := openRedisAt(t, "redis://"+proxy.addr())
 	s, clk := open(t, r, Options{})
 	commit(t, s, contrib("vm1", map[string][]Record{zoneFwd: {fwd("vm1", "one", "192.0.2.1")}}))
 
@@ -40,7 +40,8 @@ func TestRedisWriteBackAfterFailoverToAStaleServer(t *testing.T) {
 	}
 	waitFor(t, func() bool {
 		info, _ := sc.Info(ctx, "replication").Result()
-		got, _ := sc.Get(ctx, zoneKeys(zoneFwd).serial).Result()
+		// The zone's serial key (store/redis/keys.go).
+		got, _ := sc.Get(ctx, "{cnsd:z:"+zoneFwd+"}:serial").Result()
 		return strings.Contains(info, "master_link_status:up") && got != ""
 	}, "copy to the stale server")
 	if err := sc.ReplicaOf(ctx, "NO", "ONE").Err(); err != nil {
@@ -74,7 +75,7 @@ func TestRedisWriteBackAfterFailoverToAStaleServer(t *testing.T) {
 	}
 	requireBackendServes(t, r, s)
 	commit(t, s, contrib("vm4", map[string][]Record{zoneFwd: {fwd("vm4", "four", "192.0.2.4")}}))
-	fresh, _ := open(t, openRedisAt(t, stale.URL(), RedisOptions{}), Options{})
+	fresh, _ := open(t, openRedisAt(t, stale.URL()), Options{})
 	if got, want := servedSerials(fresh), servedSerials(s); !maps.Equal(got, want) {
 		t.Errorf("a store opened on the stale server serves %v, the writer %v", got, want)
 	}
@@ -158,36 +159,4 @@ func (p *switchProxy) closeAll() {
 		c.Close()
 	}
 	p.conns = nil
-}
-
-// TestRedisSerialHints: a hint only rises (in RFC 1982 order, across the
-// wrap), and is cleared only at the serial the writer dealt with.
-func TestRedisSerialHints(t *testing.T) {
-	ctx := context.Background()
-	r, _ := openTestRedis(t, RedisOptions{})
-	steps := []struct {
-		serial Serial
-		want   Serial
-	}{{10, 10}, {5, 10}, {20, 20}, {1<<32 - 1, 20}, {2147483000, 2147483000}, {4000000000, 4000000000}, {3, 3}, {3999999999, 3}}
-	for _, st := range steps {
-		if err := r.HintSerial(ctx, zoneFwd, st.serial); err != nil {
-			t.Fatal(err)
-		}
-		h, err := r.SerialHints(ctx)
-		if err != nil || h[zoneFwd] != st.want {
-			t.Fatalf("after hint %d: %v (%v), want %d", st.serial, h, err, st.want)
-		}
-	}
-	if err := r.ClearSerialHint(ctx, zoneFwd, 20); err != nil {
-		t.Fatal(err)
-	}
-	if h, _ := r.SerialHints(ctx); h[zoneFwd] != 3 {
-		t.Errorf("a clear at another serial removed the hint: %v", h)
-	}
-	if err := r.ClearSerialHint(ctx, zoneFwd, 3); err != nil {
-		t.Fatal(err)
-	}
-	if h, _ := r.SerialHints(ctx); len(h) != 0 {
-		t.Errorf("hints after the clear: %v", h)
-	}
 }

@@ -76,7 +76,7 @@ func (s *Store) restoreLostLocked(ctx context.Context) error {
 		plans = append(plans, p)
 		changes = append(changes, p.change)
 	}
-	id := changeID()
+	id := NewChangeID()
 	for i := range changes {
 		changes[i].ID = id
 	}

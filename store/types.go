@@ -112,6 +112,13 @@ var (
 	// them. The Store publishes nothing of such a commit and holds it
 	// until Apply of the same changes (same ID) succeeds.
 	ErrNotReplicated = errors.New("store: no replica acknowledged the write")
+	// ErrNotDurable: Redis does not persist with an append-only file, or
+	// refuses CONFIG GET so that cnsd cannot check, and the writer was
+	// not told to accept the risk (redis.Options.AcceptNoAOF). With only
+	// RDB snapshots a Redis crash loses the last minutes of commits,
+	// serials go back and secondaries that saw them stop accepting the
+	// zone.
+	ErrNotDurable = errors.New("store: redis does not persist every write")
 	// ErrNotCovered: the journal does not reach back to the serial asked
 	// for; the caller must transfer the whole zone.
 	ErrNotCovered = errors.New("store: journal does not cover serial")

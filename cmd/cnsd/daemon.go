@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cnsd/cnsd/store/redis"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/cnsd/cnsd/api"
@@ -78,12 +79,12 @@ func serve(ctx context.Context, path string, ls logSetup) error {
 	} else {
 		// Redis may be down: DNS and the API start at once (with no
 		// zones until they are loaded), and runOnRedis waits for it.
-		r, err := store.NewRedis(cfg.Store.Redis, store.RedisOptions{AcceptNoAOF: cfg.Store.RedisAcceptNoAOF})
+		r, err := redis.New(cfg.Store.Redis, redis.Options{AcceptNoAOF: cfg.Store.RedisAcceptNoAOF})
 		if err != nil {
 			return err
 		}
 		defer r.Close()
-		store.LogRedisTo(log)
+		redis.LogTo(log)
 		h.redis = r
 		write = func(ctx context.Context) error { return runOnRedis(ctx, r, src, conf, h, log) }
 	}

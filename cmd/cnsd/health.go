@@ -6,17 +6,17 @@ import (
 	"sync/atomic"
 
 	"github.com/cnsd/cnsd/api"
-	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/store/redis"
 )
 
 // health is what GET /ready and the store metrics report: whether the
 // zones were loaded, whether Redis answers, whether this process writes
 // and whether it refuses to for want of an append-only file.
 type health struct {
-	src    *source      // the zones served, and the store written
-	redis  *store.Redis // nil for the embedded store
-	loaded atomic.Bool  // the zones were loaded from the store
-	writer atomic.Bool  // this process holds the writer lease
+	src    *source        // the zones served, and the store written
+	redis  *redis.Backend // nil for the embedded store
+	loaded atomic.Bool    // the zones were loaded from the store
+	writer atomic.Bool    // this process holds the writer lease
 	// restored counts the zones written back by the stores this process
 	// wrote with before the current one (store.Store.ZonesRestored).
 	restored atomic.Int64

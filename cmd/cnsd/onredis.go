@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/store/redis"
 )
 
 // Retry of a Redis that cannot be reached: first after retryMin, doubling
@@ -27,7 +28,7 @@ const durabilityRecheck = 5 * time.Second
 // when it is free and writes, and when the lease is lost to another
 // process follows that one; it never gives up on Redis. It returns when
 // ctx ends, or on an error that is not Redis's.
-func runOnRedis(ctx context.Context, r *store.Redis, src *source, conf *running, h *health, log *slog.Logger) error {
+func runOnRedis(ctx context.Context, r *redis.Backend, src *source, conf *running, h *health, log *slog.Logger) error {
 	for {
 		// What this process served until now (as a writer fenced by a
 		// failover that may have lost commits, nil at start) stays
@@ -57,7 +58,7 @@ func runOnRedis(ctx context.Context, r *store.Redis, src *source, conf *running,
 // followThenLead follows the writer's commits while another process
 // holds the lease, then takes the lease over and leads. It returns
 // ErrFenced when the lease is lost again.
-func followThenLead(ctx context.Context, r *store.Redis, src *source, follower *store.Store, conf *running, h *health, log *slog.Logger) error {
+func followThenLead(ctx context.Context, r *redis.Backend, src *source, follower *store.Store, conf *running, h *health, log *slog.Logger) error {
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
 	go func() { _ = follower.Follow(followCtx, r) }()
@@ -88,10 +89,10 @@ func followThenLead(ctx context.Context, r *store.Redis, src *source, follower *
 }
 
 // awaitDurable returns once Redis may be written (see
-// store.Redis.CheckDurability), logging what it found: an error every
+// redis.Backend.CheckDurability), logging what it found: an error every
 // durabilityRecheck while it refuses, a warning when the configuration
 // accepts a Redis without AOF. It returns only ctx's error.
-func awaitDurable(ctx context.Context, r *store.Redis, log *slog.Logger) error {
+func awaitDurable(ctx context.Context, r *redis.Backend, log *slog.Logger) error {
 	d, err := retryRedis(ctx, log, "check redis persistence", r.CheckDurability)
 	for err == nil && d.Err() != nil {
 		log.Error("refusing to write the store", "err", d.Err(), "recheck_in", durabilityRecheck)

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnsd/cnsd/store/redis"
 	"github.com/miekg/dns"
 
 	"github.com/cnsd/cnsd/mockcloud"
-	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/store/redistest"
 )
 
@@ -142,7 +142,7 @@ func servedRecords(t *testing.T, addr, zone string) []string {
 // "name type data", sorted.
 func storedRecords(t *testing.T, url, zone string) []string {
 	t.Helper()
-	r, err := store.OpenRedis(context.Background(), url, store.RedisOptions{})
+	r, err := redis.Open(context.Background(), url, redis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/cnsd/cnsd/api"
-	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/store/redis"
 	"github.com/cnsd/cnsd/store/redistest"
 )
 
@@ -63,7 +63,7 @@ func metricLinesAt(t *testing.T, base, prefix string) []string {
 // storedZones lists the zones Redis holds, read by a client of its own.
 func storedZones(t *testing.T, url string) []string {
 	t.Helper()
-	r, err := store.OpenRedis(context.Background(), url, store.RedisOptions{})
+	r, err := redis.Open(context.Background(), url, redis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"bytes"
@@ -6,13 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/cnsd/cnsd/store"
 )
 
 // Journal values of at least redisCompressMin bytes are stored
 // deflate-compressed behind the format byte redisFormatFlate. A bootstrap
 // diff holds every record of the zone with its VM UUID repeated, and would
 // otherwise cost about as much memory as the zone itself; small diffs
-// gain little and stay as EncodeDiff wrote them.
+// gain little and stay as store.EncodeDiff wrote them.
 const (
 	redisCompressMin      = 16 << 10
 	redisFormatFlate byte = 0xF1 // apart from the codec's format bytes
@@ -54,10 +56,10 @@ func unpackJournal(b []byte) ([]byte, error) {
 }
 
 // decodeJournalEntry decodes one stored journal value of zone.
-func decodeJournalEntry(zone string, v []byte) (Diff, error) {
+func decodeJournalEntry(zone string, v []byte) (store.Diff, error) {
 	enc, err := unpackJournal(v)
 	if err != nil {
-		return Diff{}, fmt.Errorf("zone %s: %w", zone, err)
+		return store.Diff{}, fmt.Errorf("zone %s: %w", zone, err)
 	}
-	return DecodeDiff(zone, enc)
+	return store.DecodeDiff(zone, enc)
 }

@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"context"
@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/cnsd/cnsd/store"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 func TestRedisLease(t *testing.T) {
 	ctx := context.Background()
 	const ttl = time.Second
-	a, srv := openTestRedis(t, RedisOptions{LeaseTTL: ttl, ID: "a"})
-	b := openRedisAt(t, srv.URL(), RedisOptions{LeaseTTL: ttl, ID: "b"})
+	a, srv := openTestRedis(t, Options{LeaseTTL: ttl, ID: "a"})
+	b := openRedisAt(t, srv.URL(), Options{LeaseTTL: ttl, ID: "b"})
 
 	ea, err := a.Acquire(ctx)
 	redisMust(t, err)
@@ -39,10 +40,10 @@ func TestRedisLease(t *testing.T) {
 	if eb <= ea {
 		t.Fatalf("epoch after release %d, want > %d", eb, ea)
 	}
-	if err := a.Keep(ctx, ea); !errors.Is(err, ErrFenced) {
+	if err := a.Keep(ctx, ea); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("Keep of a lost lease = %v, want ErrFenced", err)
 	}
-	if err := a.Apply(ctx, ea, []ZoneChange{{Zone: "z.", Next: 1, KeepJournal: 1}}); !errors.Is(err, ErrFenced) {
+	if err := a.Apply(ctx, ea, []store.ZoneChange{{Zone: "z.", Next: 1, KeepJournal: 1}}); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("Apply with the old epoch = %v, want ErrFenced", err)
 	}
 
@@ -63,8 +64,8 @@ func TestRedisLease(t *testing.T) {
 // making it wait for its own lease to expire; another id still waits.
 func TestRedisAcquireResent(t *testing.T) {
 	ctx := context.Background()
-	a, srv := openTestRedis(t, RedisOptions{LeaseTTL: time.Minute, ID: "host-1 pid"})
-	b := openRedisAt(t, srv.URL(), RedisOptions{LeaseTTL: time.Minute, ID: "host-1"})
+	a, srv := openTestRedis(t, Options{LeaseTTL: time.Minute, ID: "host-1 pid"})
+	b := openRedisAt(t, srv.URL(), Options{LeaseTTL: time.Minute, ID: "host-1"})
 	first, err := a.Acquire(ctx)
 	redisMust(t, err)
 	short, cancel := context.WithTimeout(ctx, time.Second)
@@ -85,8 +86,8 @@ func TestRedisAcquireResent(t *testing.T) {
 func TestRedisLeaseRidesOutOutage(t *testing.T) {
 	ctx := context.Background()
 	const ttl = 300 * time.Millisecond
-	a, srv := openTestRedis(t, RedisOptions{LeaseTTL: ttl, ID: "a"})
-	b := openRedisAt(t, srv.URL(), RedisOptions{LeaseTTL: ttl, ID: "b"})
+	a, srv := openTestRedis(t, Options{LeaseTTL: ttl, ID: "a"})
+	b := openRedisAt(t, srv.URL(), Options{LeaseTTL: ttl, ID: "b"})
 	ea, err := a.Acquire(ctx)
 	redisMust(t, err)
 	kept := make(chan error, 1)
@@ -99,7 +100,7 @@ func TestRedisLeaseRidesOutOutage(t *testing.T) {
 	srv.Restart()
 	// The first renewal that reaches Redis takes the lease back (go-redis
 	// may wait a while before dialling again after failed dials).
-	admin := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	admin := goredis.NewClient(&goredis.Options{Addr: srv.Addr()})
 	defer admin.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for admin.Get(ctx, redisLeaseKey).Val() != a.leaseValue(ea) {
@@ -118,7 +119,7 @@ func TestRedisLeaseRidesOutOutage(t *testing.T) {
 	if e, err := b.Acquire(short); err == nil {
 		t.Fatalf("another process acquired epoch %d after the outage; the writer's lease should hold", e)
 	}
-	redisMust(t, a.Apply(ctx, ea, []ZoneChange{{Zone: "z.", Next: 1, KeepJournal: 1}}))
+	redisMust(t, a.Apply(ctx, ea, []store.ZoneChange{{Zone: "z.", Next: 1, KeepJournal: 1}}))
 }
 
 // TestRedisLeaseNotTakenBackAfterAnother: a lease that expired while
@@ -127,8 +128,8 @@ func TestRedisLeaseRidesOutOutage(t *testing.T) {
 func TestRedisLeaseNotTakenBackAfterAnother(t *testing.T) {
 	ctx := context.Background()
 	const ttl = 300 * time.Millisecond
-	a, srv := openTestRedis(t, RedisOptions{LeaseTTL: ttl, ID: "a"})
-	b := openRedisAt(t, srv.URL(), RedisOptions{LeaseTTL: ttl, ID: "b"})
+	a, srv := openTestRedis(t, Options{LeaseTTL: ttl, ID: "a"})
+	b := openRedisAt(t, srv.URL(), Options{LeaseTTL: ttl, ID: "b"})
 	ea, err := a.Acquire(ctx)
 	redisMust(t, err)
 	// The lease expires unrenewed (as when a could not reach Redis)...
@@ -137,7 +138,7 @@ func TestRedisLeaseNotTakenBackAfterAnother(t *testing.T) {
 	redisMust(t, err)
 	// ...and b holds it, then lets it go.
 	redisMust(t, b.Release(ctx, eb))
-	if err := a.Keep(ctx, ea); !errors.Is(err, ErrFenced) {
+	if err := a.Keep(ctx, ea); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("Keep after another held the lease = %v, want ErrFenced", err)
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/store/redistest"
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -20,10 +21,10 @@ import (
 type crashModel struct {
 	rnd   *rand.Rand
 	zones []string
-	cur   map[string]Serial
-	state map[string]map[Serial]map[string][]Record // zone → serial → VM → records
-	diffs map[string]map[Serial]Diff                // zone → serial → diff ending there
-	acked map[string]Serial                         // highest serial Apply confirmed
+	cur   map[string]store.Serial
+	state map[string]map[store.Serial]map[string][]store.Record // zone → serial → VM → records
+	diffs map[string]map[store.Serial]store.Diff                // zone → serial → diff ending there
+	acked map[string]store.Serial                               // highest serial Apply confirmed
 }
 
 const (
@@ -34,28 +35,28 @@ const (
 )
 
 func newCrashModel(seed uint64) *crashModel {
-	m := &crashModel{rnd: rand.New(rand.NewPCG(seed, 1)), cur: map[string]Serial{},
-		state: map[string]map[Serial]map[string][]Record{}, diffs: map[string]map[Serial]Diff{},
-		acked: map[string]Serial{}}
+	m := &crashModel{rnd: rand.New(rand.NewPCG(seed, 1)), cur: map[string]store.Serial{},
+		state: map[string]map[store.Serial]map[string][]store.Record{}, diffs: map[string]map[store.Serial]store.Diff{},
+		acked: map[string]store.Serial{}}
 	for i := range crashZones {
 		z := fmt.Sprintf("z%d.crash.test.", i)
 		m.zones = append(m.zones, z)
-		m.state[z] = map[Serial]map[string][]Record{0: {}}
-		m.diffs[z] = map[Serial]Diff{}
+		m.state[z] = map[store.Serial]map[string][]store.Record{0: {}}
+		m.diffs[z] = map[store.Serial]store.Diff{}
 	}
 	return m
 }
 
 // commit builds the next commit: three zones, four VMs changed in each.
-func (m *crashModel) commit() []ZoneChange {
-	var out []ZoneChange
+func (m *crashModel) commit() []store.ZoneChange {
+	var out []store.ZoneChange
 	for _, zi := range m.rnd.Perm(len(m.zones))[:3] {
 		z := m.zones[zi]
 		prev := m.cur[z]
 		next := prev + 1
 		old := m.state[z][prev]
 		now := maps.Clone(old)
-		c := ZoneChange{Zone: z, Prev: prev, Next: next, SetVMs: map[string][]Record{}, KeepJournal: crashKeep}
+		c := store.ZoneChange{Zone: z, Prev: prev, Next: next, SetVMs: map[string][]store.Record{}, KeepJournal: crashKeep}
 		for _, vi := range m.rnd.Perm(crashVMs)[:4] {
 			vm := fmt.Sprintf("vm-%02d", vi)
 			if _, ok := now[vm]; ok && m.rnd.IntN(5) == 0 {
@@ -63,9 +64,9 @@ func (m *crashModel) commit() []ZoneChange {
 				c.DelVMs = append(c.DelVMs, vm)
 				continue
 			}
-			var recs []Record
+			var recs []store.Record
 			for j := range 1 + m.rnd.IntN(3) {
-				recs = append(recs, Record{Name: fmt.Sprintf("h%d.%s", j, z), Type: zonegen.TypeA,
+				recs = append(recs, store.Record{Name: fmt.Sprintf("h%d.%s", j, z), Type: zonegen.TypeA,
 					Data: fmt.Sprintf("10.%d.%d.%d", vi, j, m.rnd.IntN(256)), Source: vm})
 			}
 			now[vm] = recs
@@ -81,9 +82,9 @@ func (m *crashModel) commit() []ZoneChange {
 }
 
 // redisDiffStates lists the records removed and added between two states.
-func redisDiffStates(zone string, from, to Serial, old, now map[string][]Record) Diff {
-	set := func(s map[string][]Record) map[Record]bool {
-		out := map[Record]bool{}
+func redisDiffStates(zone string, from, to store.Serial, old, now map[string][]store.Record) store.Diff {
+	set := func(s map[string][]store.Record) map[store.Record]bool {
+		out := map[store.Record]bool{}
 		for _, recs := range s {
 			for _, r := range recs {
 				out[r] = true
@@ -92,7 +93,7 @@ func redisDiffStates(zone string, from, to Serial, old, now map[string][]Record)
 		return out
 	}
 	o, n := set(old), set(now)
-	d := Diff{Zone: zone, From: from, To: to}
+	d := store.Diff{Zone: zone, From: from, To: to}
 	for r := range o {
 		if !n[r] {
 			d.Removed = append(d.Removed, r)
@@ -103,8 +104,8 @@ func redisDiffStates(zone string, from, to Serial, old, now map[string][]Record)
 			d.Added = append(d.Added, r)
 		}
 	}
-	slices.SortFunc(d.Removed, Record.Compare)
-	slices.SortFunc(d.Added, Record.Compare)
+	slices.SortFunc(d.Removed, store.Record.Compare)
+	slices.SortFunc(d.Added, store.Record.Compare)
 	return d
 }
 
@@ -117,10 +118,10 @@ func TestRedisCrashAtomicity(t *testing.T) {
 		// A new client each time, as after a cnsd restart: go-redis
 		// refuses to dial for a while after failed dials.
 		// No retries: the Apply that meets the kill should fail fast.
-		r := openRedisAt(t, srv.URL()+"?max_retries=-1", RedisOptions{})
+		r := openRedisAt(t, srv.URL()+"?max_retries=-1", Options{})
 		commits := m.run(t, r, srv)
 		srv.Restart()
-		r = openRedisAt(t, srv.URL(), RedisOptions{})
+		r = openRedisAt(t, srv.URL(), Options{})
 		got, err := r.Load(context.Background(), func(key string, err error) {
 			t.Errorf("iteration %d: Load reported %s: %v", iter, key, err)
 		})
@@ -132,7 +133,7 @@ func TestRedisCrashAtomicity(t *testing.T) {
 
 // run applies commits until a random moment, when it kills the server;
 // it returns the number of acknowledged commits.
-func (m *crashModel) run(t *testing.T, r *Redis, srv *redistest.Server) int {
+func (m *crashModel) run(t *testing.T, r *Backend, srv *redistest.Server) int {
 	killAfter := time.Duration(20+m.rnd.IntN(200)) * time.Millisecond
 	done := make(chan int)
 	go func() {
@@ -156,11 +157,11 @@ func (m *crashModel) run(t *testing.T, r *Redis, srv *redistest.Server) int {
 
 // check compares what survived with the model and continues the model
 // from it.
-func (m *crashModel) check(t *testing.T, iter int, got map[string]*ZoneData) {
+func (m *crashModel) check(t *testing.T, iter int, got map[string]*store.ZoneData) {
 	t.Helper()
 	for _, z := range m.zones {
 		zd := got[z]
-		var s Serial
+		var s store.Serial
 		if zd != nil {
 			s = zd.Serial
 		}

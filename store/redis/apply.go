@@ -1,16 +1,15 @@
-package store
+package redis
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"runtime"
 	"strconv"
 	"sync"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/cnsd/cnsd/store"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // Result codes of the apply and fence scripts.
@@ -51,7 +50,7 @@ const (
 // Redis runs a script whole or not at all, and with appendfsync always
 // its effects reach the AOF as one MULTI block, so a crash never leaves
 // half of one.
-var redisApplyScript = redis.NewScript(`
+var redisApplyScript = goredis.NewScript(`
 local stored_epoch = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
 if stored_epoch > tonumber(ARGV[1]) then
   return {2, tostring(stored_epoch)}
@@ -114,7 +113,7 @@ return {0}
 //
 // KEYS: {cnsd}:epoch. ARGV: epoch. Returns {2, counter} when the counter
 // is higher, else {0}.
-var redisFenceScript = redis.NewScript(`
+var redisFenceScript = goredis.NewScript(`
 local cur = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 local e = tonumber(ARGV[1])
 if cur > e then
@@ -129,32 +128,32 @@ return {0}
 // Apply writes each zone change with one script; the scripts of all
 // zones go in one pipeline. A zone that conflicts or is fenced is left
 // alone while the others are written; the errors of all zones are joined.
-// Nothing is written, and the error wraps ErrNotDurable, while Redis does
+// Nothing is written, and the error wraps store.ErrNotDurable, while Redis does
 // not persist with an append-only file and AcceptNoAOF is off.
 //
 // When the master has replicas, WAIT 1 follows the scripts on their
 // connection; when no replica acknowledges them within ReplicaTimeout
-// the error wraps ErrNotReplicated: they are written but may not survive
+// the error wraps store.ErrNotReplicated: they are written but may not survive
 // a failover. Applying the same changes again (same ID) writes what a
 // failover lost, or only waits again.
-func (r *Redis) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) error {
+func (r *Backend) Apply(ctx context.Context, epoch uint64, changes []store.ZoneChange) error {
 	if err := r.requireDurable(ctx); err != nil {
 		return err
 	}
 	err := r.apply(ctx, epoch, changes)
-	if err != nil && !errors.Is(err, ErrNotReplicated) {
+	if err != nil && !errors.Is(err, store.ErrNotReplicated) {
 		r.forgetDurability()
 	}
 	return err
 }
 
-func (r *Redis) apply(ctx context.Context, epoch uint64, changes []ZoneChange) error {
+func (r *Backend) apply(ctx context.Context, epoch uint64, changes []store.ZoneChange) error {
 	res, err := redisFenceScript.Run(ctx, r.c, []string{redisEpochKey}, epoch).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("store: redis check epoch %d: %w", epoch, err)
 	}
 	if res[0] == redisFenced {
-		return fmt.Errorf("store: epoch %d, lease counter at %d: %w", epoch, res[1], ErrFenced)
+		return fmt.Errorf("store: epoch %d, lease counter at %d: %w", epoch, res[1], store.ErrFenced)
 	}
 	if err := r.listNewZones(ctx, changes); err != nil {
 		return err
@@ -162,7 +161,7 @@ func (r *Redis) apply(ctx context.Context, epoch uint64, changes []ZoneChange) e
 	if err := r.listFloors(ctx, changes); err != nil {
 		return err
 	}
-	id := changeID()
+	id := store.NewChangeID()
 	if len(changes) > 0 && changes[0].ID != "" {
 		id = changes[0].ID
 	}
@@ -188,7 +187,7 @@ func (r *Redis) apply(ctx context.Context, epoch uint64, changes []ZoneChange) e
 // listNewZones adds the zones a change creates to the zone set before
 // anything is written to them: a crash after it leaves a listed zone
 // without keys, which Load skips, never unlisted data.
-func (r *Redis) listNewZones(ctx context.Context, changes []ZoneChange) error {
+func (r *Backend) listNewZones(ctx context.Context, changes []store.ZoneChange) error {
 	var zones []any
 	for _, c := range changes {
 		if c.Prev == 0 && !c.Drop {
@@ -210,13 +209,13 @@ func (r *Redis) listNewZones(ctx context.Context, changes []ZoneChange) error {
 // each pipeline ends with WAIT 1: a pipeline runs on one connection, and
 // WAIT covers only what its own connection wrote. acked is the fewest
 // replicas either WAIT counted (-1 when a WAIT failed).
-func (r *Redis) runApplyScripts(ctx context.Context, changes []ZoneChange, args [][]any, wait bool) (cmds []*redis.Cmd, acked int64) {
-	cmds = make([]*redis.Cmd, len(changes))
-	send := func(idx []int, run func(p redis.Pipeliner, i int) *redis.Cmd) {
-		var w *redis.Cmd
+func (r *Backend) runApplyScripts(ctx context.Context, changes []store.ZoneChange, args [][]any, wait bool) (cmds []*goredis.Cmd, acked int64) {
+	cmds = make([]*goredis.Cmd, len(changes))
+	send := func(idx []int, run func(p goredis.Pipeliner, i int) *goredis.Cmd) {
+		var w *goredis.Cmd
 		// Each command carries its own error, connection errors
 		// included; applyResult reports them per zone.
-		_, _ = r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		_, _ = r.c.Pipelined(ctx, func(p goredis.Pipeliner) error {
 			for _, i := range idx {
 				cmds[i] = run(p, i)
 			}
@@ -239,17 +238,17 @@ func (r *Redis) runApplyScripts(ctx context.Context, changes []ZoneChange, args 
 	for i := range all {
 		all[i] = i
 	}
-	send(all, func(p redis.Pipeliner, i int) *redis.Cmd {
+	send(all, func(p goredis.Pipeliner, i int) *goredis.Cmd {
 		return redisApplyScript.EvalSha(ctx, p, zoneKeys(changes[i].Zone).scriptKeys(), args[i]...)
 	})
 	var lost []int
 	for i := range changes {
-		if redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") {
+		if goredis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") {
 			lost = append(lost, i)
 		}
 	}
 	if len(lost) > 0 {
-		send(lost, func(p redis.Pipeliner, i int) *redis.Cmd {
+		send(lost, func(p goredis.Pipeliner, i int) *goredis.Cmd {
 			return redisApplyScript.Eval(ctx, p, zoneKeys(changes[i].Zone).scriptKeys(), args[i]...)
 		})
 	}
@@ -258,7 +257,7 @@ func (r *Redis) runApplyScripts(ctx context.Context, changes []ZoneChange, args 
 
 // applyResult turns one zone's script result into an error and unlists
 // a dropped zone.
-func (r *Redis) applyResult(ctx context.Context, epoch uint64, c ZoneChange, cmd *redis.Cmd) error {
+func (r *Backend) applyResult(ctx context.Context, epoch uint64, c store.ZoneChange, cmd *goredis.Cmd) error {
 	res, err := cmd.Slice()
 	if err != nil {
 		return fmt.Errorf("store: redis apply zone %s serial %d→%d: %w", c.Zone, c.Prev, c.Next, err)
@@ -267,9 +266,9 @@ func (r *Redis) applyResult(ctx context.Context, epoch uint64, c ZoneChange, cmd
 	switch code {
 	case redisOK:
 	case redisConflict:
-		return fmt.Errorf("store: zone %s at serial %v, change from %d: %w", c.Zone, res[1], c.Prev, ErrConflict)
+		return fmt.Errorf("store: zone %s at serial %v, change from %d: %w", c.Zone, res[1], c.Prev, store.ErrConflict)
 	case redisFenced:
-		return fmt.Errorf("store: zone %s written by epoch %v, this is %d: %w", c.Zone, res[1], epoch, ErrFenced)
+		return fmt.Errorf("store: zone %s written by epoch %v, this is %d: %w", c.Zone, res[1], epoch, store.ErrFenced)
 	case redisBadType:
 		return fmt.Errorf("store: redis apply zone %s: key %v holds the wrong type", c.Zone, res[1])
 	default:
@@ -287,7 +286,7 @@ func (r *Redis) applyResult(ctx context.Context, epoch uint64, c ZoneChange, cmd
 
 // encodeApplyArgs encodes the changes' values in parallel: a bootstrap
 // encodes every record of several zones.
-func encodeApplyArgs(epoch uint64, id string, changes []ZoneChange) [][]any {
+func encodeApplyArgs(epoch uint64, id string, changes []store.ZoneChange) [][]any {
 	args := make([][]any, len(changes))
 	if len(changes) == 1 {
 		args[0] = applyArgs(epoch, id, changes[0])
@@ -308,16 +307,8 @@ func encodeApplyArgs(epoch uint64, id string, changes []ZoneChange) [][]any {
 	return args
 }
 
-// changeID names one Apply call, so that its scripts recognise their own
-// earlier run.
-func changeID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	return hex.EncodeToString(b[:])
-}
-
 // applyArgs lays out ARGV for redisApplyScript.
-func applyArgs(epoch uint64, id string, c ZoneChange) []any {
+func applyArgs(epoch uint64, id string, c store.ZoneChange) []any {
 	drop, diff := "0", []byte{}
 	if c.Drop {
 		drop = "1"
@@ -328,13 +319,7 @@ func applyArgs(epoch uint64, id string, c ZoneChange) []any {
 		// A diff the journal is not to keep is deleted by the script
 		// right after it is pushed: not encoded nor sent.
 		if c.KeepJournal > 0 {
-			enc := c.diffEnc
-			if enc == nil {
-				d := c.Diff
-				d.Zone = c.Zone
-				enc = EncodeDiff(d)
-			}
-			diff = packJournal(enc)
+			diff = packJournal(c.EncodedDiff())
 		}
 	}
 	next := c.Next
@@ -352,7 +337,7 @@ func applyArgs(epoch uint64, id string, c ZoneChange) []any {
 		id,
 	)
 	for vm, recs := range c.SetVMs {
-		args = append(args, vm, EncodeVMRecords(c.Zone, recs))
+		args = append(args, vm, store.EncodeVMRecords(c.Zone, recs))
 	}
 	for _, vm := range c.DelVMs {
 		args = append(args, vm)

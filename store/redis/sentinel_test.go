@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/store/redistest"
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -33,19 +34,19 @@ func TestRedisSentinelFailover(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	set := redistest.StartSentinel(t, 1)
-	r := openRedisAt(t, set.URL(), RedisOptions{LeaseTTL: 10 * time.Second, ReplicaTimeout: 300 * time.Millisecond})
+	r := openRedisAt(t, set.URL(), Options{LeaseTTL: 10 * time.Second, ReplicaTimeout: 300 * time.Millisecond})
 	epoch, err := r.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	kept := make(chan error, 1)
 	go func() { kept <- r.Keep(ctx, epoch) }()
-	s, err := Open(ctx, r, Options{Epoch: epoch}, nil)
+	s, err := store.Open(ctx, r, store.Options{Epoch: epoch}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mon := watchSerials(ctx, s)
-	b := NewBatcher(s, 5*time.Millisecond, 20*time.Millisecond, nil)
+	b := store.NewBatcher(s, 5*time.Millisecond, 20*time.Millisecond, nil)
 	go func() { _ = b.Run(ctx) }()
 	churn := startChurn(b)
 
@@ -80,7 +81,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fresh, err := Open(context.Background(), openRedisAt(t, set.URL(), RedisOptions{}), Options{}, nil)
+	fresh, err := store.Open(context.Background(), openRedisAt(t, set.URL(), Options{}), store.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 		if got.Serial() != pub.Serial() || got.Serial().Less(mon.max[zone]) {
 			t.Errorf("zone %s: the new master holds serial %d, the writer published %d, at most %d", zone, got.Serial(), pub.Serial(), mon.max[zone])
 		}
-		if recs, exp := all(fresh, zone), expectedRecords(want, zone); !slices.Equal(recs, exp) {
+		if recs, exp := served(fresh, zone), expectedRecords(want, zone); !slices.Equal(recs, exp) {
 			t.Errorf("zone %s on the new master:\n got %v\nwant %v", zone, recs, exp)
 		}
 	}
@@ -99,7 +100,7 @@ func TestRedisSentinelFailover(t *testing.T) {
 func churnVM(i, n int) zonegen.Contribution {
 	zone := sentinelZones[i%len(sentinelZones)]
 	vm := fmt.Sprintf("vm%02d", i)
-	return contrib(vm, map[string][]Record{zone: {redisA(zone, vm, fmt.Sprintf("10.%d.%d.%d", i, n/256%256, n%256), vm)}})
+	return contribIn(vm, zone, redisA(zone, vm, fmt.Sprintf("10.%d.%d.%d", i, n/256%256, n%256), vm))
 }
 
 // churn adds a changed VM to a Batcher every few milliseconds until
@@ -109,7 +110,7 @@ type churn struct {
 	done    chan map[string]zonegen.Contribution
 }
 
-func startChurn(b *Batcher) *churn {
+func startChurn(b *store.Batcher) *churn {
 	c := &churn{stopped: make(chan struct{}), done: make(chan map[string]zonegen.Contribution)}
 	go func() {
 		last := map[string]zonegen.Contribution{}
@@ -135,8 +136,8 @@ func (c *churn) stop() map[string]zonegen.Contribution {
 
 // expectedRecords returns the records of zone in the contributions,
 // sorted as all returns them.
-func expectedRecords(cs map[string]zonegen.Contribution, zone string) []Record {
-	var out []Record
+func expectedRecords(cs map[string]zonegen.Contribution, zone string) []store.Record {
+	var out []store.Record
 	for _, vm := range slices.Sorted(maps.Keys(cs)) {
 		for _, z := range cs[vm].Zones {
 			if z.Zone == zone {
@@ -144,12 +145,12 @@ func expectedRecords(cs map[string]zonegen.Contribution, zone string) []Record {
 			}
 		}
 	}
-	slices.SortFunc(out, Record.Compare)
+	slices.SortFunc(out, store.Record.Compare)
 	return out
 }
 
 // waitCommits waits until b has made n commits, failing after a minute.
-func waitCommits(t *testing.T, b *Batcher, n int64) {
+func waitCommits(t *testing.T, b *store.Batcher, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for b.Commits() < n {
@@ -164,13 +165,13 @@ func waitCommits(t *testing.T, b *Batcher, n int64) {
 // them and the first one below an earlier one.
 type serialMonitor struct {
 	mu   sync.Mutex
-	max  map[string]Serial // zone → highest serial published
-	err  error             // first serial that went back
+	max  map[string]store.Serial // zone → highest serial published
+	err  error                   // first serial that went back
 	done chan struct{}
 }
 
-func watchSerials(ctx context.Context, s *Store) *serialMonitor {
-	m := &serialMonitor{max: map[string]Serial{}, done: make(chan struct{})}
+func watchSerials(ctx context.Context, s *store.Store) *serialMonitor {
+	m := &serialMonitor{max: map[string]store.Serial{}, done: make(chan struct{})}
 	w := s.Watch()
 	look := func() {
 		m.mu.Lock()

@@ -1,4 +1,4 @@
-package store
+package redis
 
 // Key layout. Every key of one zone carries the hash tag {cnsd:z:<zone>},
 // so the zone lives in one Redis Cluster slot and one script can change
@@ -6,14 +6,14 @@ package store
 //
 //	{cnsd:z:<zone>}:serial   string: the zone's serial, decimal
 //	{cnsd:z:<zone>}:epoch    string: highest lease epoch that wrote the zone
-//	{cnsd:z:<zone>}:vms      hash: VM UUID → EncodeVMRecords
-//	{cnsd:z:<zone>}:journal  list: EncodeDiff values, oldest first; each
+//	{cnsd:z:<zone>}:vms      hash: VM UUID → store.EncodeVMRecords
+//	{cnsd:z:<zone>}:journal  list: store.EncodeDiff values, oldest first; each
 //	                         holds the serials it goes from and to; values
-//	                         of 16 KiB and more are deflated (redis_compress.go)
+//	                         of 16 KiB and more are deflated (compress.go)
 //	{cnsd:z:<zone>}:applied  string: id of the last change written, so that
 //	                         a resent script knows it has run
 //	{cnsd:z:<zone>}:floor    string: the final serial of the zone's last
-//	                         drop, kept after the drop (redis_floor.go)
+//	                         drop, kept after the drop (floor.go)
 //
 // Global keys share the tag {cnsd}:
 //
@@ -25,7 +25,7 @@ package store
 //	{cnsd}:floors set of zone names that have a floor key
 //	{cnsd}:seen   hash: zone → the highest serial a following process
 //	              serves, or saw the zone dropped at, while the store
-//	              holds the zone at or below it (redis_hints.go)
+//	              holds the zone at or below it (hints.go)
 //
 // Commits are announced on the pub/sub channel cnsd:commits as
 // "<zone> <serial>".

@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/cnsd/cnsd/store"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // subscribeTimeout bounds how long Changed waits for SUBSCRIBE to be
@@ -19,7 +20,7 @@ const subscribeTimeout = 2 * time.Second
 // any zone's serial changed between two polls (a message can be lost
 // while the subscription reconnects). The subscription is in place when
 // Changed returns, unless Redis is unreachable.
-func (r *Redis) Changed(ctx context.Context) <-chan struct{} {
+func (r *Backend) Changed(ctx context.Context) <-chan struct{} {
 	ch := make(chan struct{}, 1)
 	ps := r.c.Subscribe(ctx, redisCommitsCh)
 	sctx, cancel := context.WithTimeout(ctx, subscribeTimeout)
@@ -30,7 +31,7 @@ func (r *Redis) Changed(ctx context.Context) <-chan struct{} {
 	return ch
 }
 
-func (r *Redis) watch(ctx context.Context, ps *redis.PubSub, last map[string]string, ch chan struct{}) {
+func (r *Backend) watch(ctx context.Context, ps *goredis.PubSub, last map[string]string, ch chan struct{}) {
 	defer close(ch)
 	defer ps.Close()
 	msgs := ps.Channel()
@@ -62,16 +63,16 @@ func notify(ch chan struct{}) {
 
 // Since returns the journal entries after since when they reach back to
 // it, else the whole zone; (nil, nil, nil) when the zone does not exist.
-func (r *Redis) Since(ctx context.Context, zone string, since Serial) ([]Diff, *ZoneData, error) {
+func (r *Backend) Since(ctx context.Context, zone string, since store.Serial) ([]store.Diff, *store.ZoneData, error) {
 	k := zoneKeys(zone)
-	var serial *redis.StringCmd
-	var journal *redis.StringSliceCmd
-	_, err := r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	var serial *goredis.StringCmd
+	var journal *goredis.StringSliceCmd
+	_, err := r.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		serial = p.Get(ctx, k.serial)
 		journal = p.LRange(ctx, k.journal, 0, -1)
 		return nil
 	})
-	if errors.Is(serial.Err(), redis.Nil) {
+	if errors.Is(serial.Err(), goredis.Nil) {
 		return nil, nil, nil
 	}
 	if err != nil {
@@ -81,10 +82,10 @@ func (r *Redis) Since(ctx context.Context, zone string, since Serial) ([]Diff, *
 	if err != nil {
 		return nil, nil, fmt.Errorf("store: redis key %s: serial %q: %w", k.serial, serial.Val(), err)
 	}
-	if Serial(s) == since {
-		return []Diff{}, nil, nil
+	if store.Serial(s) == since {
+		return []store.Diff{}, nil, nil
 	}
-	diffs := decodeJournal(zone, k.journal, Serial(s), journal.Val(), func(string, error) {})
+	diffs := decodeJournal(zone, k.journal, store.Serial(s), journal.Val(), func(string, error) {})
 	for i, d := range diffs {
 		if d.From == since {
 			return diffs[i:], nil, nil

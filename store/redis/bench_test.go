@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/store/redistest"
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -32,12 +33,12 @@ var redisBenchZones = []string{"dc1.cns.example.com.", "pub.example.com.", "10.i
 // in the private zone, alias and a service with SRV in the public zone,
 // and PTRs for two addresses in the reverse zone.
 type redisBenchData struct {
-	vms     map[string]map[string][]Record // zone → VM → records
-	changes []ZoneChange                   // the bootstrap commit
+	vms     map[string]map[string][]store.Record // zone → VM → records
+	changes []store.ZoneChange                   // the bootstrap commit
 	records int
 }
 
-func redisBenchVMRecords(i, version int) map[string][]Record {
+func redisBenchVMRecords(i, version int) map[string][]store.Record {
 	vm := fmt.Sprintf("c0000000-0000-4000-8000-%012d", i)
 	user := fmt.Sprintf("user%d", i%97)
 	alias := fmt.Sprintf("web-%d", i)
@@ -49,7 +50,7 @@ func redisBenchVMRecords(i, version int) map[string][]Record {
 	}
 	priv, pub := redisBenchZones[0], redisBenchZones[1]
 	inst := alias + ".inst." + user + "." + priv
-	out := map[string][]Record{
+	out := map[string][]store.Record{
 		priv: {
 			{Name: vm + ".inst." + user + "." + priv, Type: zonegen.TypeA, Data: a},
 			{Name: vm + ".inst." + user + "." + priv, Type: zonegen.TypeTXT, Data: zonegen.QuoteTXT(vm)},
@@ -71,16 +72,16 @@ func redisBenchVMRecords(i, version int) map[string][]Record {
 		for j := range recs {
 			recs[j].Source = vm
 		}
-		slices.SortFunc(recs, Record.Compare)
+		slices.SortFunc(recs, store.Record.Compare)
 		out[z] = recs
 	}
 	return out
 }
 
 func newRedisBenchData(n int) *redisBenchData {
-	d := &redisBenchData{vms: map[string]map[string][]Record{}}
+	d := &redisBenchData{vms: map[string]map[string][]store.Record{}}
 	for _, z := range redisBenchZones {
-		d.vms[z] = make(map[string][]Record, n)
+		d.vms[z] = make(map[string][]store.Record, n)
 	}
 	for i := range n {
 		for z, recs := range redisBenchVMRecords(i, 0) {
@@ -89,14 +90,14 @@ func newRedisBenchData(n int) *redisBenchData {
 		}
 	}
 	for _, z := range redisBenchZones {
-		var added []Record
+		var added []store.Record
 		for _, recs := range d.vms[z] {
 			added = append(added, recs...)
 		}
-		slices.SortFunc(added, Record.Compare)
-		serial := TimeSerial(time.Now())
-		d.changes = append(d.changes, ZoneChange{Zone: z, Next: serial, SetVMs: d.vms[z], KeepJournal: 100,
-			Diff: Diff{Zone: z, From: 0, To: serial, Added: added}})
+		slices.SortFunc(added, store.Record.Compare)
+		serial := store.TimeSerial(time.Now())
+		d.changes = append(d.changes, store.ZoneChange{Zone: z, Next: serial, SetVMs: d.vms[z], KeepJournal: 100,
+			Diff: store.Diff{Zone: z, From: 0, To: serial, Added: added}})
 	}
 	return d
 }
@@ -114,7 +115,7 @@ func (d *redisBenchData) hashFields() int {
 func BenchmarkRedisBootstrap100k(b *testing.B) {
 	ctx := context.Background()
 	d := newRedisBenchData(benchVMs())
-	r, srv := openTestRedis(b, RedisOptions{})
+	r, srv := openTestRedis(b, Options{})
 	var elapsed time.Duration
 	for b.Loop() {
 		b.StopTimer()
@@ -137,7 +138,7 @@ func BenchmarkRedisBootstrap100k(b *testing.B) {
 func BenchmarkRedisCommitOneVM(b *testing.B) {
 	ctx := context.Background()
 	d := newRedisBenchData(benchVMs())
-	r, _ := openTestRedis(b, RedisOptions{})
+	r, _ := openTestRedis(b, Options{})
 	redisMust(b, r.Apply(ctx, 1, d.changes))
 	serial := d.changes[0].Next
 	zone := redisBenchZones[0]
@@ -149,10 +150,10 @@ func BenchmarkRedisCommitOneVM(b *testing.B) {
 		uuid := now[0].Source
 		old := d.vms[zone][uuid]
 		d.vms[zone][uuid] = now
-		c := ZoneChange{Zone: zone, Prev: serial, Next: serial + 1, KeepJournal: 100,
-			SetVMs: map[string][]Record{uuid: now},
-			Diff:   Diff{Zone: zone, From: serial, To: serial + 1, Removed: old, Added: now}}
-		redisMust(b, r.Apply(ctx, 1, []ZoneChange{c}))
+		c := store.ZoneChange{Zone: zone, Prev: serial, Next: serial + 1, KeepJournal: 100,
+			SetVMs: map[string][]store.Record{uuid: now},
+			Diff:   store.Diff{Zone: zone, From: serial, To: serial + 1, Removed: old, Added: now}}
+		redisMust(b, r.Apply(ctx, 1, []store.ZoneChange{c}))
 		serial++
 	}
 }
@@ -160,7 +161,7 @@ func BenchmarkRedisCommitOneVM(b *testing.B) {
 func BenchmarkRedisMemory(b *testing.B) {
 	ctx := context.Background()
 	d := newRedisBenchData(benchVMs())
-	r, _ := openTestRedis(b, RedisOptions{})
+	r, _ := openTestRedis(b, Options{})
 	for b.Loop() {
 		b.StopTimer()
 		redisMust(b, r.c.FlushAll(ctx).Err())
@@ -189,7 +190,7 @@ func BenchmarkRedisMemory(b *testing.B) {
 	}
 }
 
-func redisUsedMemory(b *testing.B, r *Redis) int64 {
+func redisUsedMemory(b *testing.B, r *Backend) int64 {
 	info, err := r.c.Info(context.Background(), "memory").Result()
 	redisMust(b, err)
 	m := regexp.MustCompile(`(?m)^used_memory:(\d+)`).FindStringSubmatch(info)

@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"fmt"
@@ -6,24 +6,24 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 )
 
-// DefaultRedisIOTimeout is the read and write timeout of Redis commands
+// DefaultIOTimeout is the read and write timeout of Redis commands
 // when the URL sets none (read_timeout, write_timeout). go-redis's 3 s is
 // shorter than the script that writes a first listing of 100k VMs takes
 // on a busy server; a reply that times out is not a failed write, and
 // waiting for it is cheaper than loading the zones again.
-const DefaultRedisIOTimeout = 30 * time.Second
+const DefaultIOTimeout = 30 * time.Second
 
 // ioTimeouts returns the read and write timeouts: the URL's own, or
-// DefaultRedisIOTimeout.
+// DefaultIOTimeout.
 func ioTimeouts(q url.Values, read, write time.Duration) (time.Duration, time.Duration) {
 	if !q.Has("read_timeout") {
-		read = DefaultRedisIOTimeout
+		read = DefaultIOTimeout
 	}
 	if !q.Has("write_timeout") {
-		write = DefaultRedisIOTimeout
+		write = DefaultIOTimeout
 	}
 	return read, write
 }
@@ -32,7 +32,7 @@ func ioTimeouts(q url.Values, read, write time.Duration) (time.Duration, time.Du
 // go-redis parser of that kind and builds the client NewUniversalClient
 // would build, but from the full parsed options: converting to
 // UniversalOptions would drop settings such as TLS server names.
-func newRedisClient(raw string) (redis.UniversalClient, error) {
+func newRedisClient(raw string) (goredis.UniversalClient, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("store: redis url: %w", err)
@@ -40,12 +40,12 @@ func newRedisClient(raw string) (redis.UniversalClient, error) {
 	q := u.Query()
 	switch {
 	case q.Has("master_name"):
-		o, err := redis.ParseFailoverURL(raw)
+		o, err := goredis.ParseFailoverURL(raw)
 		if err != nil {
 			return nil, fmt.Errorf("store: redis sentinel url %s: %w", redactURL(raw), err)
 		}
 		o.ReadTimeout, o.WriteTimeout = ioTimeouts(q, o.ReadTimeout, o.WriteTimeout)
-		return redis.NewFailoverClient(o), nil
+		return goredis.NewFailoverClient(o), nil
 	case q.Has("cluster") || q.Has("addr"):
 		// cluster is ours, not go-redis's: it would reject it.
 		if v := q.Get("cluster"); v != "" {
@@ -55,19 +55,19 @@ func newRedisClient(raw string) (redis.UniversalClient, error) {
 		}
 		q.Del("cluster")
 		u.RawQuery = q.Encode()
-		o, err := redis.ParseClusterURL(u.String())
+		o, err := goredis.ParseClusterURL(u.String())
 		if err != nil {
 			return nil, fmt.Errorf("store: redis cluster url %s: %w", redactURL(raw), err)
 		}
 		o.ReadTimeout, o.WriteTimeout = ioTimeouts(q, o.ReadTimeout, o.WriteTimeout)
-		return redis.NewClusterClient(o), nil
+		return goredis.NewClusterClient(o), nil
 	default:
-		o, err := redis.ParseURL(raw)
+		o, err := goredis.ParseURL(raw)
 		if err != nil {
 			return nil, fmt.Errorf("store: redis url %s: %w", redactURL(raw), err)
 		}
 		o.ReadTimeout, o.WriteTimeout = ioTimeouts(q, o.ReadTimeout, o.WriteTimeout)
-		return redis.NewClient(o), nil
+		return goredis.NewClient(o), nil
 	}
 }
 

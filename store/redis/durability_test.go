@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"context"
@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/cnsd/cnsd/store"
+	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/cnsd/cnsd/store/redistest"
 )
@@ -15,11 +16,11 @@ import (
 const durabilityZone = "durable.example."
 
 // applyNewZone tries to create durabilityZone at serial 1.
-func applyNewZone(r *Redis, next Serial) error {
-	c := ZoneChange{Zone: durabilityZone, Prev: next - 1, Next: next, KeepJournal: 10,
-		SetVMs: map[string][]Record{"vm1": {redisA(durabilityZone, "a", "192.0.2.1", "vm1")}},
-		Diff:   Diff{Zone: durabilityZone, From: next - 1, To: next}}
-	return r.Apply(context.Background(), 1, []ZoneChange{c})
+func applyNewZone(r *Backend, next store.Serial) error {
+	c := store.ZoneChange{Zone: durabilityZone, Prev: next - 1, Next: next, KeepJournal: 10,
+		SetVMs: map[string][]store.Record{"vm1": {redisA(durabilityZone, "a", "192.0.2.1", "vm1")}},
+		Diff:   store.Diff{Zone: durabilityZone, From: next - 1, To: next}}
+	return r.Apply(context.Background(), 1, []store.ZoneChange{c})
 }
 
 func TestRedisDurability(t *testing.T) {
@@ -42,7 +43,7 @@ func TestRedisDurability(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := redistest.Start(t, redistest.WithArgs(tc.args...))
-			r := openRedisAt(t, srv.URL(), RedisOptions{AcceptNoAOF: tc.accept})
+			r := openRedisAt(t, srv.URL(), Options{AcceptNoAOF: tc.accept})
 			d, err := r.CheckDurability(context.Background())
 			redisMust(t, err)
 			if d.AppendOnly != tc.appendOnly || d.Writable() != tc.writable || (d.Unverifiable != nil) != tc.unverifiable {
@@ -55,7 +56,7 @@ func TestRedisDurability(t *testing.T) {
 			err = applyNewZone(r, 1)
 			if tc.writable {
 				redisMust(t, err)
-			} else if !errors.Is(err, ErrNotDurable) {
+			} else if !errors.Is(err, store.ErrNotDurable) {
 				t.Fatalf("Apply to a Redis without AOF = %v, want ErrNotDurable", err)
 			}
 			if written := redisLoad(t, r)[durabilityZone] != nil; written != tc.writable {
@@ -74,15 +75,15 @@ func TestRedisDurability(t *testing.T) {
 func TestRedisDurabilityRechecked(t *testing.T) {
 	srv := redistest.Start(t)
 	const interval = 50 * time.Millisecond
-	r := openRedisAt(t, srv.URL(), RedisOptions{DurabilityInterval: interval})
-	admin := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	r := openRedisAt(t, srv.URL(), Options{DurabilityInterval: interval})
+	admin := goredis.NewClient(&goredis.Options{Addr: srv.Addr()})
 	defer admin.Close()
 	ctx := context.Background()
 
 	redisMust(t, applyNewZone(r, 1))
 	redisMust(t, admin.ConfigSet(ctx, "appendonly", "no").Err())
 	time.Sleep(2 * interval)
-	if err := applyNewZone(r, 2); !errors.Is(err, ErrNotDurable) {
+	if err := applyNewZone(r, 2); !errors.Is(err, store.ErrNotDurable) {
 		t.Fatalf("Apply after appendonly no = %v, want ErrNotDurable", err)
 	}
 	if d := r.Durability(); d.AppendOnly {

@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"context"
@@ -9,28 +9,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/store/redistest"
 	"github.com/cnsd/cnsd/zonegen"
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // go-redis logs every failed dial; the tests that kill servers expect them.
-func init() { redis.SetLogger(quietRedisLogger{}) }
+func init() { goredis.SetLogger(quietRedisLogger{}) }
 
 type quietRedisLogger struct{}
 
 func (quietRedisLogger) Printf(context.Context, string, ...any) {}
 
 // openTestRedis starts a redis-server and opens a backend on it.
-func openTestRedis(t testing.TB, opts RedisOptions) (*Redis, *redistest.Server) {
+func openTestRedis(t testing.TB, opts Options) (*Backend, *redistest.Server) {
 	t.Helper()
 	srv := redistest.Start(t)
 	return openRedisAt(t, srv.URL(), opts), srv
 }
 
-func openRedisAt(t testing.TB, url string, opts RedisOptions) *Redis {
+func openRedisAt(t testing.TB, url string, opts Options) *Backend {
 	t.Helper()
-	r, err := OpenRedis(context.Background(), url, opts)
+	r, err := Open(context.Background(), url, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,29 +40,29 @@ func openRedisAt(t testing.TB, url string, opts RedisOptions) *Redis {
 }
 
 // aRec is an A record of vm at name in zone.
-func redisA(zone, name, ip, vm string) Record {
-	return Record{Name: name + "." + zone, Type: zonegen.TypeA, Data: ip, Source: vm}
+func redisA(zone, name, ip, vm string) store.Record {
+	return store.Record{Name: name + "." + zone, Type: zonegen.TypeA, Data: ip, Source: vm}
 }
 
 func TestRedisApplyLoad(t *testing.T) {
 	ctx := context.Background()
-	r, _ := openTestRedis(t, RedisOptions{})
+	r, _ := openTestRedis(t, Options{})
 	zone := "a.example."
 	r1 := redisA(zone, "web", "10.0.0.1", "vm1")
 	r2 := redisA(zone, "db", "10.0.0.2", "vm2")
-	d1 := Diff{Zone: zone, From: 0, To: 10, Added: []Record{r2, r1}}
-	redisMust(t, r.Apply(ctx, 1, []ZoneChange{{Zone: zone, Prev: 0, Next: 10,
-		SetVMs: map[string][]Record{"vm1": {r1}, "vm2": {r2}}, Diff: d1, KeepJournal: 2}}))
-	d2 := Diff{Zone: zone, From: 10, To: 11, Removed: []Record{r2}}
-	redisMust(t, r.Apply(ctx, 1, []ZoneChange{{Zone: zone, Prev: 10, Next: 11,
+	d1 := store.Diff{Zone: zone, From: 0, To: 10, Added: []store.Record{r2, r1}}
+	redisMust(t, r.Apply(ctx, 1, []store.ZoneChange{{Zone: zone, Prev: 0, Next: 10,
+		SetVMs: map[string][]store.Record{"vm1": {r1}, "vm2": {r2}}, Diff: d1, KeepJournal: 2}}))
+	d2 := store.Diff{Zone: zone, From: 10, To: 11, Removed: []store.Record{r2}}
+	redisMust(t, r.Apply(ctx, 1, []store.ZoneChange{{Zone: zone, Prev: 10, Next: 11,
 		DelVMs: []string{"vm2"}, Diff: d2, KeepJournal: 2}}))
-	d3 := Diff{Zone: zone, From: 11, To: 12, Removed: []Record{r1}}
-	redisMust(t, r.Apply(ctx, 1, []ZoneChange{{Zone: zone, Prev: 11, Next: 12,
-		SetVMs: map[string][]Record{"vm1": nil}, Diff: d3, KeepJournal: 2}}))
+	d3 := store.Diff{Zone: zone, From: 11, To: 12, Removed: []store.Record{r1}}
+	redisMust(t, r.Apply(ctx, 1, []store.ZoneChange{{Zone: zone, Prev: 11, Next: 12,
+		SetVMs: map[string][]store.Record{"vm1": nil}, Diff: d3, KeepJournal: 2}}))
 
 	got := redisLoad(t, r)
-	want := map[string]*ZoneData{zone: {Name: zone, Serial: 12,
-		VMs: map[string][]Record{"vm1": nil}, Journal: []Diff{d2, d3}}}
+	want := map[string]*store.ZoneData{zone: {Name: zone, Serial: 12,
+		VMs: map[string][]store.Record{"vm1": nil}, Journal: []store.Diff{d2, d3}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Load:\n got %s\nwant %s", redisDump(got), redisDump(want))
 	}
@@ -74,25 +75,25 @@ func TestRedisApplyLoad(t *testing.T) {
 
 func TestRedisConflictAndFencing(t *testing.T) {
 	ctx := context.Background()
-	r, _ := openTestRedis(t, RedisOptions{})
-	change := func(zone string, prev, next Serial) ZoneChange {
-		return ZoneChange{Zone: zone, Prev: prev, Next: next, KeepJournal: 5,
-			Diff: Diff{Zone: zone, From: prev, To: next}}
+	r, _ := openTestRedis(t, Options{})
+	change := func(zone string, prev, next store.Serial) store.ZoneChange {
+		return store.ZoneChange{Zone: zone, Prev: prev, Next: next, KeepJournal: 5,
+			Diff: store.Diff{Zone: zone, From: prev, To: next}}
 	}
-	redisMust(t, r.Apply(ctx, 5, []ZoneChange{change("a.", 0, 1)}))
+	redisMust(t, r.Apply(ctx, 5, []store.ZoneChange{change("a.", 0, 1)}))
 	tests := []struct {
 		name    string
 		epoch   uint64
-		changes []ZoneChange
+		changes []store.ZoneChange
 		want    error
 	}{
-		{"stale prev", 5, []ZoneChange{change("a.", 0, 2)}, ErrConflict},
-		{"existing zone as new", 5, []ZoneChange{change("a.", 7, 8)}, ErrConflict},
-		{"older epoch, same zone", 4, []ZoneChange{change("a.", 1, 2)}, ErrFenced},
-		{"older epoch, other zone", 4, []ZoneChange{change("b.", 0, 1)}, ErrFenced},
-		{"same epoch", 5, []ZoneChange{change("a.", 1, 2)}, nil},
-		{"newer epoch", 6, []ZoneChange{change("a.", 2, 3)}, nil},
-		{"the old one again", 5, []ZoneChange{change("a.", 3, 4)}, ErrFenced},
+		{"stale prev", 5, []store.ZoneChange{change("a.", 0, 2)}, store.ErrConflict},
+		{"existing zone as new", 5, []store.ZoneChange{change("a.", 7, 8)}, store.ErrConflict},
+		{"older epoch, same zone", 4, []store.ZoneChange{change("a.", 1, 2)}, store.ErrFenced},
+		{"older epoch, other zone", 4, []store.ZoneChange{change("b.", 0, 1)}, store.ErrFenced},
+		{"same epoch", 5, []store.ZoneChange{change("a.", 1, 2)}, nil},
+		{"newer epoch", 6, []store.ZoneChange{change("a.", 2, 3)}, nil},
+		{"the old one again", 5, []store.ZoneChange{change("a.", 3, 4)}, store.ErrFenced},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,7 +101,7 @@ func TestRedisConflictAndFencing(t *testing.T) {
 			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
 				t.Fatalf("Apply = %v, want %v", err, tt.want)
 			}
-			if err != nil && !strings.Contains(err.Error(), tt.changes[0].Zone) && !errors.Is(err, ErrFenced) {
+			if err != nil && !strings.Contains(err.Error(), tt.changes[0].Zone) && !errors.Is(err, store.ErrFenced) {
 				t.Errorf("error %q does not name zone %s", err, tt.changes[0].Zone)
 			}
 		})
@@ -113,13 +114,13 @@ func TestRedisConflictAndFencing(t *testing.T) {
 
 func TestRedisConflictLeavesOtherZones(t *testing.T) {
 	ctx := context.Background()
-	r, _ := openTestRedis(t, RedisOptions{})
-	redisMust(t, r.Apply(ctx, 1, []ZoneChange{{Zone: "a.", Next: 1, KeepJournal: 1, Diff: Diff{To: 1}}}))
-	err := r.Apply(ctx, 1, []ZoneChange{
-		{Zone: "a.", Prev: 5, Next: 6, KeepJournal: 1, Diff: Diff{From: 5, To: 6}},
-		{Zone: "b.", Next: 1, KeepJournal: 1, Diff: Diff{To: 1}},
+	r, _ := openTestRedis(t, Options{})
+	redisMust(t, r.Apply(ctx, 1, []store.ZoneChange{{Zone: "a.", Next: 1, KeepJournal: 1, Diff: store.Diff{To: 1}}}))
+	err := r.Apply(ctx, 1, []store.ZoneChange{
+		{Zone: "a.", Prev: 5, Next: 6, KeepJournal: 1, Diff: store.Diff{From: 5, To: 6}},
+		{Zone: "b.", Next: 1, KeepJournal: 1, Diff: store.Diff{To: 1}},
 	})
-	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "zone a.") {
+	if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "zone a.") {
 		t.Fatalf("Apply = %v, want ErrConflict naming zone a.", err)
 	}
 	if got := redisLoad(t, r); got["a."].Serial != 1 || got["b."] == nil || got["b."].Serial != 1 {
@@ -129,21 +130,21 @@ func TestRedisConflictLeavesOtherZones(t *testing.T) {
 
 func TestRedisDrop(t *testing.T) {
 	ctx := context.Background()
-	r, srv := openTestRedis(t, RedisOptions{})
+	r, srv := openTestRedis(t, Options{})
 	rec := redisA("a.", "x", "10.0.0.1", "vm1")
-	redisMust(t, r.Apply(ctx, 1, []ZoneChange{{Zone: "a.", Next: 1, KeepJournal: 1,
-		SetVMs: map[string][]Record{"vm1": {rec}}, Diff: Diff{To: 1, Added: []Record{rec}}}}))
-	if err := r.Apply(ctx, 1, []ZoneChange{{Zone: "a.", Prev: 9, Next: 10, Drop: true}}); !errors.Is(err, ErrConflict) {
+	redisMust(t, r.Apply(ctx, 1, []store.ZoneChange{{Zone: "a.", Next: 1, KeepJournal: 1,
+		SetVMs: map[string][]store.Record{"vm1": {rec}}, Diff: store.Diff{To: 1, Added: []store.Record{rec}}}}))
+	if err := r.Apply(ctx, 1, []store.ZoneChange{{Zone: "a.", Prev: 9, Next: 10, Drop: true}}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("drop from a wrong serial = %v, want ErrConflict", err)
 	}
-	redisMust(t, r.Apply(ctx, 1, []ZoneChange{{Zone: "a.", Prev: 1, Next: 2, Drop: true}}))
+	redisMust(t, r.Apply(ctx, 1, []store.ZoneChange{{Zone: "a.", Prev: 1, Next: 2, Drop: true}}))
 	if got := redisLoad(t, r); len(got) != 0 {
 		t.Fatalf("after drop: %s", redisDump(got))
 	}
 	keys, err := r.c.Keys(ctx, "*").Result()
 	redisMust(t, err)
 	for _, k := range keys {
-		// The floor outlives the zone (redis_floor.go).
+		// The floor outlives the zone (floor.go).
 		if (strings.HasPrefix(k, "{cnsd:z:") || k == redisZonesKey) && k != zoneKeys("a.").floor {
 			t.Errorf("key %s left after drop (server %s)", k, srv.Addr())
 		}
@@ -159,10 +160,10 @@ func TestRedisDrop(t *testing.T) {
 
 func TestRedisApplyRefusesWrongKeyType(t *testing.T) {
 	ctx := context.Background()
-	r, _ := openTestRedis(t, RedisOptions{})
+	r, _ := openTestRedis(t, Options{})
 	redisMust(t, r.c.Set(ctx, zoneKeys("a.").vms, "not a hash", 0).Err())
-	err := r.Apply(ctx, 1, []ZoneChange{{Zone: "a.", Next: 1, KeepJournal: 1,
-		SetVMs: map[string][]Record{"vm1": nil}, Diff: Diff{To: 1}}})
+	err := r.Apply(ctx, 1, []store.ZoneChange{{Zone: "a.", Next: 1, KeepJournal: 1,
+		SetVMs: map[string][]store.Record{"vm1": nil}, Diff: store.Diff{To: 1}}})
 	if err == nil || !strings.Contains(err.Error(), "{cnsd:z:a.}:vms") {
 		t.Fatalf("Apply over a string vms key = %v, want an error naming the key", err)
 	}
@@ -173,7 +174,7 @@ func TestRedisApplyRefusesWrongKeyType(t *testing.T) {
 
 func TestRedisLoadSkipsListedZoneWithoutSerial(t *testing.T) {
 	ctx := context.Background()
-	r, _ := openTestRedis(t, RedisOptions{})
+	r, _ := openTestRedis(t, Options{})
 	redisMust(t, r.c.SAdd(ctx, redisZonesKey, "crashed.").Err())
 	if got := redisLoad(t, r); len(got) != 0 {
 		t.Fatalf("Load = %s, want nothing", redisDump(got))
@@ -182,11 +183,11 @@ func TestRedisLoadSkipsListedZoneWithoutSerial(t *testing.T) {
 
 func TestRedisCorruptValues(t *testing.T) {
 	ctx := context.Background()
-	r, _ := openTestRedis(t, RedisOptions{})
+	r, _ := openTestRedis(t, Options{})
 	good := redisA("a.", "x", "10.0.0.1", "vm1")
 	for _, z := range []string{"a.", "b."} {
-		redisMust(t, r.Apply(ctx, 1, []ZoneChange{{Zone: z, Next: 1, KeepJournal: 3,
-			SetVMs: map[string][]Record{"vm1": {good}}, Diff: Diff{To: 1}}}))
+		redisMust(t, r.Apply(ctx, 1, []store.ZoneChange{{Zone: z, Next: 1, KeepJournal: 3,
+			SetVMs: map[string][]store.Record{"vm1": {good}}, Diff: store.Diff{To: 1}}}))
 	}
 	redisMust(t, r.c.HSet(ctx, zoneKeys("a.").vms, "vm2", "\x01\xff\xff garbage").Err())
 	redisMust(t, r.c.RPush(ctx, zoneKeys("a.").journal, "not a diff").Err())
@@ -201,7 +202,7 @@ func TestRedisCorruptValues(t *testing.T) {
 		}
 	}
 	a := got["a."]
-	if a == nil || !reflect.DeepEqual(a.VMs, map[string][]Record{"vm1": {good}}) {
+	if a == nil || !reflect.DeepEqual(a.VMs, map[string][]store.Record{"vm1": {good}}) {
 		t.Errorf("zone a. = %s, want vm1's record only", redisDump(got))
 	}
 	if a != nil && len(a.Journal) != 0 {
@@ -215,25 +216,25 @@ func TestRedisCorruptValues(t *testing.T) {
 func TestRedisFollower(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w, srv := openTestRedis(t, RedisOptions{})
-	f := openRedisAt(t, srv.URL(), RedisOptions{PollInterval: time.Hour}) // pub/sub only
+	w, srv := openTestRedis(t, Options{})
+	f := openRedisAt(t, srv.URL(), Options{PollInterval: time.Hour}) // pub/sub only
 	changed := f.Changed(ctx)
 	zone := "f.example."
 	rec := redisA(zone, "x", "10.0.0.1", "vm1")
-	d1 := Diff{Zone: zone, From: 0, To: 1, Added: []Record{rec}}
-	redisMust(t, w.Apply(ctx, 1, []ZoneChange{{Zone: zone, Next: 1, KeepJournal: 5,
-		SetVMs: map[string][]Record{"vm1": {rec}}, Diff: d1}}))
+	d1 := store.Diff{Zone: zone, From: 0, To: 1, Added: []store.Record{rec}}
+	redisMust(t, w.Apply(ctx, 1, []store.ZoneChange{{Zone: zone, Next: 1, KeepJournal: 5,
+		SetVMs: map[string][]store.Record{"vm1": {rec}}, Diff: d1}}))
 	redisWaitChanged(t, changed)
 
 	rec2 := redisA(zone, "x", "10.0.0.2", "vm1")
-	d2 := Diff{Zone: zone, From: 1, To: 2, Removed: []Record{rec}, Added: []Record{rec2}}
-	redisMust(t, w.Apply(ctx, 1, []ZoneChange{{Zone: zone, Prev: 1, Next: 2, KeepJournal: 5,
-		SetVMs: map[string][]Record{"vm1": {rec2}}, Diff: d2}}))
+	d2 := store.Diff{Zone: zone, From: 1, To: 2, Removed: []store.Record{rec}, Added: []store.Record{rec2}}
+	redisMust(t, w.Apply(ctx, 1, []store.ZoneChange{{Zone: zone, Prev: 1, Next: 2, KeepJournal: 5,
+		SetVMs: map[string][]store.Record{"vm1": {rec2}}, Diff: d2}}))
 	redisWaitChanged(t, changed)
 
 	diffs, zd, err := f.Since(ctx, zone, 1)
 	redisMust(t, err)
-	if zd != nil || !reflect.DeepEqual(diffs, []Diff{d2}) {
+	if zd != nil || !reflect.DeepEqual(diffs, []store.Diff{d2}) {
 		t.Fatalf("Since(1) = %v, %v; want [%v]", diffs, zd, d2)
 	}
 	diffs, zd, err = f.Since(ctx, zone, 2)
@@ -242,8 +243,8 @@ func TestRedisFollower(t *testing.T) {
 	}
 	diffs, zd, err = f.Since(ctx, zone, 77)
 	redisMust(t, err)
-	if diffs != nil || zd == nil || zd.Serial != 2 || !reflect.DeepEqual(zd.VMs["vm1"], []Record{rec2}) {
-		t.Fatalf("Since(uncovered) = %v, %s; want the whole zone", diffs, redisDump(map[string]*ZoneData{zone: zd}))
+	if diffs != nil || zd == nil || zd.Serial != 2 || !reflect.DeepEqual(zd.VMs["vm1"], []store.Record{rec2}) {
+		t.Fatalf("Since(uncovered) = %v, %s; want the whole zone", diffs, redisDump(map[string]*store.ZoneData{zone: zd}))
 	}
 	cancel()
 	for range changed { // closed when ctx ends
@@ -253,8 +254,8 @@ func TestRedisFollower(t *testing.T) {
 func TestRedisFollowerPollsWhenMessagesAreLost(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w, srv := openTestRedis(t, RedisOptions{})
-	f := openRedisAt(t, srv.URL(), RedisOptions{PollInterval: 50 * time.Millisecond})
+	w, srv := openTestRedis(t, Options{})
+	f := openRedisAt(t, srv.URL(), Options{PollInterval: 50 * time.Millisecond})
 	changed := f.Changed(ctx)
 	// A serial written without the script publishes nothing.
 	redisMust(t, w.c.SAdd(ctx, redisZonesKey, "p.").Err())
@@ -274,7 +275,7 @@ func redisWaitChanged(t *testing.T, ch <-chan struct{}) {
 	}
 }
 
-func redisLoad(t testing.TB, r *Redis) map[string]*ZoneData {
+func redisLoad(t testing.TB, r *Backend) map[string]*store.ZoneData {
 	t.Helper()
 	got, err := r.Load(context.Background(), func(key string, err error) {
 		t.Errorf("Load reported %s: %v", key, err)
@@ -283,7 +284,7 @@ func redisLoad(t testing.TB, r *Redis) map[string]*ZoneData {
 	return got
 }
 
-func redisDump(m map[string]*ZoneData) string {
+func redisDump(m map[string]*store.ZoneData) string {
 	var b strings.Builder
 	for z, d := range m {
 		if d == nil {
@@ -306,11 +307,11 @@ func TestRedisFollowerSurvivesServerRestart(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv := redistest.Start(t)
-	f := openRedisAt(t, srv.URL(), RedisOptions{PollInterval: 100 * time.Millisecond})
+	f := openRedisAt(t, srv.URL(), Options{PollInterval: 100 * time.Millisecond})
 	changed := f.Changed(ctx)
 	srv.Restart()
-	w := openRedisAt(t, srv.URL(), RedisOptions{})
-	redisMust(t, w.Apply(ctx, 1, []ZoneChange{{Zone: "r.", Next: 1, KeepJournal: 1, Diff: Diff{To: 1}}}))
+	w := openRedisAt(t, srv.URL(), Options{})
+	redisMust(t, w.Apply(ctx, 1, []store.ZoneChange{{Zone: "r.", Next: 1, KeepJournal: 1, Diff: store.Diff{To: 1}}}))
 	select {
 	case <-changed:
 	case <-time.After(15 * time.Second):

@@ -1,7 +1,7 @@
 // A commit counts once a replica has it, so that a Sentinel failover
 // cannot lose a serial secondaries were told about.
 
-package store
+package redis
 
 import (
 	"context"
@@ -11,21 +11,22 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/cnsd/cnsd/store"
+	goredis "github.com/redis/go-redis/v9"
 )
 
-// DefaultRedisReplicaTimeout is how long Apply waits for a replica to
+// DefaultReplicaTimeout is how long Apply waits for a replica to
 // acknowledge a commit (WAIT 1) when the master has replicas. A replica
 // on the same network acknowledges within a millisecond; one that takes a
 // second is stalled or cut off.
-const DefaultRedisReplicaTimeout = time.Second
+const DefaultReplicaTimeout = time.Second
 
 // waitsForReplica reports whether Apply must wait for a replica: the last
 // check found the master with replicas connected. A single Redis is never
 // waited for, nor a cluster, whose zones are spread over masters that one
 // connection's WAIT cannot cover.
-func (r *Redis) waitsForReplica() bool {
-	if _, cluster := r.c.(*redis.ClusterClient); cluster {
+func (r *Backend) waitsForReplica() bool {
+	if _, cluster := r.c.(*goredis.ClusterClient); cluster {
 		return false
 	}
 	return r.Durability().Replicas > 0
@@ -34,9 +35,9 @@ func (r *Redis) waitsForReplica() bool {
 // countReplicas returns connected_slaves of the server's INFO
 // replication. A server that refuses INFO counts as without replicas:
 // waiting for replicas that may not exist would stop every commit.
-func countReplicas(ctx context.Context, c redis.Cmdable) (int, error) {
+func countReplicas(ctx context.Context, c goredis.Cmdable) (int, error) {
 	info, err := c.Info(ctx, "replication").Result()
-	var refused redis.Error
+	var refused goredis.Error
 	switch {
 	case errors.As(err, &refused):
 		return 0, nil
@@ -55,7 +56,7 @@ func countReplicas(ctx context.Context, c redis.Cmdable) (int, error) {
 // replica answered: a master left without replicas (its only replica
 // died, or it was just promoted) is not waited for from the next commit
 // on, while one whose replica is connected but stalled still is.
-func (r *Redis) refreshReplicas(ctx context.Context) int {
+func (r *Backend) refreshReplicas(ctx context.Context) int {
 	n, err := countReplicas(ctx, r.c)
 	r.dur.mu.Lock()
 	defer r.dur.mu.Unlock()
@@ -69,7 +70,7 @@ func (r *Redis) refreshReplicas(ctx context.Context) int {
 // forgetDurability makes the next Apply check persistence and replicas
 // again: after a failed Apply, Sentinel may have put another master
 // behind the same address.
-func (r *Redis) forgetDurability() {
+func (r *Backend) forgetDurability() {
 	r.dur.mu.Lock()
 	r.dur.last.Checked = time.Time{}
 	r.dur.mu.Unlock()
@@ -77,13 +78,13 @@ func (r *Redis) forgetDurability() {
 
 // notReplicated is Apply's error when the WAIT after the scripts found
 // fewer than one replica acknowledging them.
-func (r *Redis) notReplicated(ctx context.Context) error {
+func (r *Backend) notReplicated(ctx context.Context) error {
 	r.held.Add(1)
 	n := r.refreshReplicas(ctx)
 	return fmt.Errorf("store: redis master has %d replicas connected and none acknowledged the commit within %v: %w",
-		n, r.opts.ReplicaTimeout, ErrNotReplicated)
+		n, r.opts.ReplicaTimeout, store.ErrNotReplicated)
 }
 
 // CommitsHeld returns how many Apply calls wrote and then found no
-// replica acknowledging the write (ErrNotReplicated).
-func (r *Redis) CommitsHeld() int64 { return r.held.Load() }
+// replica acknowledging the write (store.ErrNotReplicated).
+func (r *Backend) CommitsHeld() int64 { return r.held.Load() }

@@ -1,6 +1,11 @@
-// The Redis backend: production storage, shared by several cnsd processes.
-
-package store
+// Package redis is the Redis store.Backend: production storage, shared by
+// several cnsd processes, one of which writes under a lease while the
+// others follow. It holds only that I/O (keys, Lua scripts, the lease,
+// replicas, durability checks); the contract and its conformance tests
+// are the store package's (store.Backend, store/storetest).
+//
+// redis may import store from this module, and nothing else of it.
+package redis
 
 import (
 	"context"
@@ -13,68 +18,69 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/cnsd/cnsd/store"
+	goredis "github.com/redis/go-redis/v9"
 )
 
-// Compile-time checks that Redis is a full backend.
+// Compile-time checks that Backend is a full backend.
 var (
-	_ Backend      = (*Redis)(nil)
-	_ Leaser       = (*Redis)(nil)
-	_ Follower     = (*Redis)(nil)
-	_ SerialLister = (*Redis)(nil)
-	_ SerialHinter = (*Redis)(nil)
+	_ store.Backend      = (*Backend)(nil)
+	_ store.Leaser       = (*Backend)(nil)
+	_ store.Follower     = (*Backend)(nil)
+	_ store.SerialLister = (*Backend)(nil)
+	_ store.SerialHinter = (*Backend)(nil)
 )
 
-// Defaults of RedisOptions.
+// Defaults of Options.
 const (
-	DefaultRedisLeaseTTL     = 5 * time.Second
-	DefaultRedisPollInterval = time.Second
+	DefaultLeaseTTL     = 5 * time.Second
+	DefaultPollInterval = time.Second
 )
 
-// RedisOptions tune OpenRedis; the zero value uses the defaults.
-type RedisOptions struct {
+// Options tune Open; the zero value uses the defaults.
+type Options struct {
 	// LeaseTTL is how long the writer lease lasts without renewal: a
 	// dead writer is replaced within LeaseTTL plus LeaseTTL/3 (how often
 	// waiting processes try). Keep renews it every LeaseTTL/3. Default
-	// DefaultRedisLeaseTTL.
+	// DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// PollInterval is how often Changed compares zone serials in case a
 	// pub/sub message was lost (pub/sub does not survive reconnects).
-	// Default DefaultRedisPollInterval.
+	// Default DefaultPollInterval.
 	PollInterval time.Duration
 	// ID names this process in the lease; default host name, pid and a
 	// random suffix, so two processes never share one.
 	ID string
 	// AcceptNoAOF lets Apply write when Redis does not persist with an
 	// append-only file, or refuses CONFIG GET; otherwise Apply fails with
-	// ErrNotDurable (see CheckDurability).
+	// store.ErrNotDurable (see CheckDurability).
 	AcceptNoAOF bool
 	// DurabilityInterval is how often Apply checks the persistence
-	// again. Default DefaultRedisDurabilityInterval.
+	// again. Default DefaultDurabilityInterval.
 	DurabilityInterval time.Duration
 	// ReplicaTimeout is how long Apply waits for a replica to acknowledge
-	// a commit when the master has replicas (see ErrNotReplicated).
-	// Default DefaultRedisReplicaTimeout.
+	// a commit when the master has replicas (see store.ErrNotReplicated).
+	// Default DefaultReplicaTimeout.
 	ReplicaTimeout time.Duration
 }
 
-// Redis is the Redis backend. It keeps every zone's keys under one hash
-// tag (one Cluster slot), so each zone is written atomically by one Lua
-// script; see redis_keys.go for the layout.
-type Redis struct {
-	c    redis.UniversalClient
-	opts RedisOptions
+// Backend is the Redis store.Backend. It keeps every zone's keys under
+// one hash tag (one Cluster slot), so each zone is written atomically by
+// one Lua script; see keys.go for the layout.
+type Backend struct {
+	c    goredis.UniversalClient
+	opts Options
 	url  string // redacted, for errors
 	dur  durability
 	held atomic.Int64 // Apply calls no replica acknowledged (CommitsHeld)
 }
 
-// OpenRedis connects to the Redis named by url and checks it answers.
+// Open connects to the Redis named by url and checks it answers.
 // redis://host:port/db and rediss:// give one server; a master_name
 // parameter gives Sentinel (the URL's host and addr parameters are the
 // sentinels); addr parameters or cluster=true give Redis Cluster.
-func OpenRedis(ctx context.Context, url string, opts RedisOptions) (*Redis, error) {
-	r, err := NewRedis(url, opts)
+func Open(ctx context.Context, url string, opts Options) (*Backend, error) {
+	r, err := New(url, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -91,48 +97,48 @@ func OpenRedis(ctx context.Context, url string, opts RedisOptions) (*Redis, erro
 	return r, nil
 }
 
-// NewRedis returns the backend for the Redis named by url (see
-// OpenRedis) without contacting it: only a malformed url is an error.
+// New returns the backend for the Redis named by url (see
+// Open) without contacting it: only a malformed url is an error.
 // Every method reports an unreachable Redis as an error of its own, so a
 // process can start, and serve, while Redis is down.
-func NewRedis(url string, opts RedisOptions) (*Redis, error) {
+func New(url string, opts Options) (*Backend, error) {
 	c, err := newRedisClient(url)
 	if err != nil {
 		return nil, err
 	}
 	if opts.LeaseTTL <= 0 {
-		opts.LeaseTTL = DefaultRedisLeaseTTL
+		opts.LeaseTTL = DefaultLeaseTTL
 	}
 	if opts.PollInterval <= 0 {
-		opts.PollInterval = DefaultRedisPollInterval
+		opts.PollInterval = DefaultPollInterval
 	}
 	if opts.DurabilityInterval <= 0 {
-		opts.DurabilityInterval = DefaultRedisDurabilityInterval
+		opts.DurabilityInterval = DefaultDurabilityInterval
 	}
 	if opts.ReplicaTimeout <= 0 {
-		opts.ReplicaTimeout = DefaultRedisReplicaTimeout
+		opts.ReplicaTimeout = DefaultReplicaTimeout
 	}
 	if opts.ID == "" {
 		opts.ID = defaultID()
 	}
-	return &Redis{c: c, opts: opts, url: redactURL(url)}, nil
+	return &Backend{c: c, opts: opts, url: redactURL(url)}, nil
 }
 
 // Ping checks that Redis answers.
-func (r *Redis) Ping(ctx context.Context) error {
+func (r *Backend) Ping(ctx context.Context) error {
 	if err := r.c.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("store: redis %s: %w", r.url, err)
 	}
 	return nil
 }
 
-// redisScripts are loaded into the server's script cache by OpenRedis.
-var redisScripts = []*redis.Script{redisApplyScript, redisFenceScript,
+// redisScripts are loaded into the server's script cache by Open.
+var redisScripts = []*goredis.Script{redisApplyScript, redisFenceScript,
 	redisAcquireScript, redisRenewScript, redisReleaseScript, redisHintScript, redisClearHintScript}
 
 // Close closes the connections.
-func (r *Redis) Close() error {
-	if err := r.c.Close(); err != nil && !errors.Is(err, redis.ErrClosed) {
+func (r *Backend) Close() error {
+	if err := r.c.Close(); err != nil && !errors.Is(err, goredis.ErrClosed) {
 		return fmt.Errorf("store: close redis: %w", err)
 	}
 	return nil
@@ -145,11 +151,11 @@ func defaultID() string {
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 }
 
-// LogRedisTo sends go-redis's own messages (such as a failed dial, once
+// LogTo sends go-redis's own messages (such as a failed dial, once
 // per attempt while Redis is down) to log at debug level instead of
 // stderr: cnsd logs each outage itself, once per retry of what failed.
 // go-redis's logger is global, so this affects every client.
-func LogRedisTo(log *slog.Logger) { redis.SetLogger(redisLogger{log.With("component", "go-redis")}) }
+func LogTo(log *slog.Logger) { goredis.SetLogger(redisLogger{log.With("component", "go-redis")}) }
 
 type redisLogger struct{ log *slog.Logger }
 

@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"os/exec"
@@ -17,7 +17,7 @@ import (
 // (ttl-s), because a standby tries again the moment the lease expires.
 func BenchmarkWriterTakeover(b *testing.B) {
 	srv := redistest.Start(b)
-	ttl := DefaultRedisLeaseTTL
+	ttl := DefaultLeaseTTL
 	var takeover, commit time.Duration
 	for i := range b.N {
 		events := make(chan redisWriterEvent, 1000)

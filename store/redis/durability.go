@@ -1,6 +1,6 @@
 // Whether Redis keeps what cnsd writes across its own crash.
 
-package store
+package redis
 
 import (
 	"context"
@@ -11,19 +11,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/cnsd/cnsd/store"
+	goredis "github.com/redis/go-redis/v9"
 )
 
-// DefaultRedisDurabilityInterval is how often Apply checks again that
+// DefaultDurabilityInterval is how often Apply checks again that
 // Redis persists with an append-only file.
-const DefaultRedisDurabilityInterval = 30 * time.Second
-
-// ErrNotDurable: Redis does not persist with an append-only file, or
-// refuses CONFIG GET so that cnsd cannot check, and the writer was not
-// told to accept the risk (RedisOptions.AcceptNoAOF). With only RDB
-// snapshots a Redis crash loses the last minutes of commits, serials go
-// back and secondaries that saw them stop accepting the zone.
-var ErrNotDurable = errors.New("store: redis does not persist every write")
+const DefaultDurabilityInterval = 30 * time.Second
 
 // Durability is what CONFIG GET says about a Redis's persistence.
 type Durability struct {
@@ -49,7 +43,7 @@ type Durability struct {
 // is accepted.
 func (d Durability) Writable() bool { return d.AppendOnly || d.Accepted }
 
-// Err says why the writer refuses to write (wrapping ErrNotDurable), or
+// Err says why the writer refuses to write (wrapping store.ErrNotDurable), or
 // returns nil when it may.
 func (d Durability) Err() error {
 	switch {
@@ -57,10 +51,10 @@ func (d Durability) Err() error {
 		return nil
 	case d.Unverifiable != nil:
 		return fmt.Errorf("%w: cannot check its persistence, CONFIG GET appendonly failed (%v); allow CONFIG GET for cnsd, or set store.redis_accept_no_aof if Redis persists otherwise",
-			ErrNotDurable, d.Unverifiable)
+			store.ErrNotDurable, d.Unverifiable)
 	default:
 		return fmt.Errorf("%w: appendonly is no, so a Redis crash loses the commits since its last RDB snapshot; run CONFIG SET appendonly yes (and set it in redis.conf), or set store.redis_accept_no_aof to accept the loss",
-			ErrNotDurable)
+			store.ErrNotDurable)
 	}
 }
 
@@ -72,7 +66,7 @@ type durability struct {
 
 // Durability returns the result of the last check (zero Checked when
 // none ran).
-func (r *Redis) Durability() Durability {
+func (r *Backend) Durability() Durability {
 	r.dur.mu.Lock()
 	defer r.dur.mu.Unlock()
 	return r.dur.last
@@ -82,12 +76,12 @@ func (r *Redis) Durability() Durability {
 // and appendfsync, and a single master for its replicas, keeps the result for Durability and Apply, and
 // returns it. An error means Redis could not be asked (it is down); a
 // CONFIG GET that Redis refuses is no error but Durability.Unverifiable.
-func (r *Redis) CheckDurability(ctx context.Context) (Durability, error) {
+func (r *Backend) CheckDurability(ctx context.Context) (Durability, error) {
 	d := Durability{AppendOnly: true, Accepted: r.opts.AcceptNoAOF}
 	var fsyncs []string
-	check := func(ctx context.Context, c redis.Cmdable) error {
+	check := func(ctx context.Context, c goredis.Cmdable) error {
 		vals, err := c.ConfigGet(ctx, "append*").Result()
-		var refused redis.Error
+		var refused goredis.Error
 		switch {
 		case errors.As(err, &refused):
 			d.Unverifiable, d.AppendOnly = err, false
@@ -102,9 +96,9 @@ func (r *Redis) CheckDurability(ctx context.Context) (Durability, error) {
 		return nil
 	}
 	var err error
-	if cc, ok := r.c.(*redis.ClusterClient); ok {
+	if cc, ok := r.c.(*goredis.ClusterClient); ok {
 		var mu sync.Mutex // ForEachMaster calls check concurrently
-		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		err = cc.ForEachMaster(ctx, func(ctx context.Context, c *goredis.Client) error {
 			mu.Lock()
 			defer mu.Unlock()
 			return check(ctx, c)
@@ -126,7 +120,7 @@ func (r *Redis) CheckDurability(ctx context.Context) (Durability, error) {
 // requireDurable returns nil when Redis may be written: its last check
 // is recent and said so. It checks again when the last check is older
 // than the interval, so that turning AOF off stops the writer within it.
-func (r *Redis) requireDurable(ctx context.Context) error {
+func (r *Backend) requireDurable(ctx context.Context) error {
 	d := r.Durability()
 	if time.Since(d.Checked) >= r.opts.DurabilityInterval {
 		var err error

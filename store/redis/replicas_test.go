@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"context"
@@ -8,23 +8,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/store/redistest"
 	"github.com/cnsd/cnsd/zonegen"
 )
 
 // replicatedStore is a writing Store on a master with one replica;
 // nodes[1] is the replica.
-func replicatedStore(t *testing.T) ([]*redistest.Server, *Redis, *Store) {
+func replicatedStore(t *testing.T) ([]*redistest.Server, *Backend, *store.Store) {
 	t.Helper()
 	nodes := redistest.StartReplicated(t, 1)
 	// Long enough for a loaded machine to ack a healthy replica's write;
 	// each stalled commit waits this long.
-	r := openRedisAt(t, nodes[0].URL(), RedisOptions{ReplicaTimeout: 2 * time.Second})
+	r := openRedisAt(t, nodes[0].URL(), Options{ReplicaTimeout: 2 * time.Second})
 	epoch, err := r.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := open(t, r, Options{Epoch: epoch})
+	s := openStore(t, r, store.Options{Epoch: epoch})
 	return nodes, r, s
 }
 
@@ -37,7 +38,7 @@ func TestRedisCommitHeldUntilReplicaAcknowledges(t *testing.T) {
 	nodes, r, s := replicatedStore(t)
 	zone := "held.example."
 	vm := func(ip string) zonegen.Contribution {
-		return contrib("vm1", map[string][]Record{zone: {redisA(zone, "web", ip, "vm1")}})
+		return contribIn("vm1", zone, redisA(zone, "web", ip, "vm1"))
 	}
 	commit(t, s, vm("10.0.0.1"))
 	if d := r.Durability(); d.Replicas != 1 {
@@ -49,7 +50,7 @@ func TestRedisCommitHeldUntilReplicaAcknowledges(t *testing.T) {
 
 	nodes[1].Pause()
 	for try := range 3 {
-		if _, err := s.Commit(ctx, []zonegen.Contribution{vm("10.0.0.2")}); !errors.Is(err, ErrNotReplicated) {
+		if _, err := s.Commit(ctx, []zonegen.Contribution{vm("10.0.0.2")}); !errors.Is(err, store.ErrNotReplicated) {
 			t.Fatalf("commit %d with the replica stalled: %v, want ErrNotReplicated", try, err)
 		}
 		if got := s.Snapshot(zone).Serial(); got != first {
@@ -99,7 +100,7 @@ func TestRedisNoWaitWithoutReplicas(t *testing.T) {
 	nodes, r, s := replicatedStore(t)
 	zone := "alone.example."
 	vm := func(ip string) zonegen.Contribution {
-		return contrib("vm1", map[string][]Record{zone: {redisA(zone, "web", ip, "vm1")}})
+		return contribIn("vm1", zone, redisA(zone, "web", ip, "vm1"))
 	}
 	commit(t, s, vm("10.0.0.1"))
 	nodes[1].Kill()
@@ -111,7 +112,7 @@ func TestRedisNoWaitWithoutReplicas(t *testing.T) {
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, ErrNotReplicated) || time.Now().After(deadline) {
+		if !errors.Is(err, store.ErrNotReplicated) || time.Now().After(deadline) {
 			t.Fatalf("commit after the replica died: %v", err)
 		}
 	}
@@ -134,19 +135,19 @@ func BenchmarkRedisCommitReplicas(b *testing.B) {
 		b.Run(fmt.Sprintf("replicas=%d", replicas), func(b *testing.B) {
 			ctx := context.Background()
 			nodes := redistest.StartReplicated(b, replicas)
-			r := openRedisAt(b, nodes[0].URL(), RedisOptions{})
+			r := openRedisAt(b, nodes[0].URL(), Options{})
 			epoch, err := r.Acquire(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}
-			s, _ := open(b, r, Options{Epoch: epoch})
+			s := openStore(b, r, store.Options{Epoch: epoch})
 			zone := "bench.example."
 			i := 0
 			for b.Loop() {
 				i++
 				vm := fmt.Sprintf("vm%d", i%100)
 				ip := fmt.Sprintf("10.0.%d.%d", i/256%256, i%256)
-				commit(b, s, contrib(vm, map[string][]Record{zone: {redisA(zone, vm, ip, vm)}}))
+				commit(b, s, contribIn(vm, zone, redisA(zone, vm, ip, vm)))
 			}
 			if got := r.Durability().Replicas; got != replicas {
 				b.Fatalf("Durability().Replicas = %d, want %d", got, replicas)

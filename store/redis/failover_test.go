@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/store/redistest"
 )
 
@@ -51,7 +52,7 @@ func runRedisHelperWriter(ctx context.Context, url, id string) error {
 			return fmt.Errorf("%s=%q: %w", helperTTLEnv, v, err)
 		}
 	}
-	r, err := OpenRedis(ctx, url, RedisOptions{LeaseTTL: ttl, ID: id})
+	r, err := Open(ctx, url, Options{LeaseTTL: ttl, ID: id})
 	if err != nil {
 		return err
 	}
@@ -62,7 +63,7 @@ func runRedisHelperWriter(ctx context.Context, url, id string) error {
 	fmt.Printf("acquired %d\n", epoch)
 	lost := make(chan error, 1)
 	go func() { lost <- r.Keep(ctx, epoch) }()
-	var serial Serial
+	var serial store.Serial
 	for {
 		select {
 		case err := <-lost:
@@ -74,10 +75,10 @@ func runRedisHelperWriter(ctx context.Context, url, id string) error {
 				return err
 			}
 		}
-		c := ZoneChange{Zone: failoverZone, Prev: serial, Next: serial + 1, KeepJournal: 10,
-			Diff: Diff{Zone: failoverZone, From: serial, To: serial + 1}}
-		switch err := r.Apply(ctx, epoch, []ZoneChange{c}); {
-		case errors.Is(err, ErrConflict):
+		c := store.ZoneChange{Zone: failoverZone, Prev: serial, Next: serial + 1, KeepJournal: 10,
+			Diff: store.Diff{Zone: failoverZone, From: serial, To: serial + 1}}
+		switch err := r.Apply(ctx, epoch, []store.ZoneChange{c}); {
+		case errors.Is(err, store.ErrConflict):
 			serial = 0 // reload
 		case err != nil:
 			return err
@@ -90,7 +91,7 @@ func runRedisHelperWriter(ctx context.Context, url, id string) error {
 }
 
 // redisHelperSerial is the zone's current serial, or 1000 to start it at.
-func redisHelperSerial(ctx context.Context, r *Redis, epoch uint64) (Serial, error) {
+func redisHelperSerial(ctx context.Context, r *Backend, epoch uint64) (store.Serial, error) {
 	zones, err := r.Load(ctx, nil)
 	if err != nil {
 		return 0, err
@@ -98,8 +99,8 @@ func redisHelperSerial(ctx context.Context, r *Redis, epoch uint64) (Serial, err
 	if z := zones[failoverZone]; z != nil {
 		return z.Serial, nil
 	}
-	return 1000, r.Apply(ctx, epoch, []ZoneChange{{Zone: failoverZone, Next: 1000, KeepJournal: 10,
-		Diff: Diff{Zone: failoverZone, To: 1000}}})
+	return 1000, r.Apply(ctx, epoch, []store.ZoneChange{{Zone: failoverZone, Next: 1000, KeepJournal: 10,
+		Diff: store.Diff{Zone: failoverZone, To: 1000}}})
 }
 
 // redisWriterEvent is one line a writer child printed.
@@ -166,13 +167,13 @@ func TestRedisWriterFailover(t *testing.T) {
 		first.child, first.epoch, last.serial, other, second.epoch, took.Round(time.Millisecond), next.serial)
 
 	// The dead writer's epoch is fenced, from any client.
-	third := openRedisAt(t, srv.URL(), RedisOptions{})
+	third := openRedisAt(t, srv.URL(), Options{})
 	zones, err := third.Load(context.Background(), nil)
 	redisMust(t, err)
 	s := zones[failoverZone].Serial
-	stale := ZoneChange{Zone: failoverZone, Prev: s, Next: s + 1, KeepJournal: 10,
-		Diff: Diff{Zone: failoverZone, From: s, To: s + 1}}
-	if err := third.Apply(context.Background(), first.epoch, []ZoneChange{stale}); !errors.Is(err, ErrFenced) {
+	stale := store.ZoneChange{Zone: failoverZone, Prev: s, Next: s + 1, KeepJournal: 10,
+		Diff: store.Diff{Zone: failoverZone, From: s, To: s + 1}}
+	if err := third.Apply(context.Background(), first.epoch, []store.ZoneChange{stale}); !errors.Is(err, store.ErrFenced) {
 		t.Fatalf("Apply with the dead writer's epoch %d = %v, want ErrFenced", first.epoch, err)
 	}
 }

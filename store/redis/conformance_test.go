@@ -1,13 +1,14 @@
-package store_test
+package redis_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/cnsd/cnsd/store"
+	"github.com/cnsd/cnsd/store/redis"
 	"github.com/cnsd/cnsd/store/redistest"
 	"github.com/cnsd/cnsd/store/storetest"
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // TestRedisConformance runs the backend suite, each case on its own
@@ -26,7 +27,7 @@ func TestRedisClusterConformance(t *testing.T) {
 	c := redistest.StartCluster(t, 3)
 	storetest.Run(t, func(t *testing.T) store.Backend {
 		for _, n := range c.Nodes {
-			cl := redis.NewClient(&redis.Options{Addr: n.Addr()})
+			cl := goredis.NewClient(&goredis.Options{Addr: n.Addr()})
 			err := cl.FlushAll(context.Background()).Err()
 			cl.Close()
 			if err != nil {
@@ -37,8 +38,8 @@ func TestRedisClusterConformance(t *testing.T) {
 	})
 }
 
-func openRedisBackend(t *testing.T, url string) *store.Redis {
-	r, err := store.OpenRedis(context.Background(), url, store.RedisOptions{})
+func openRedisBackend(t *testing.T, url string) *redis.Backend {
+	r, err := redis.Open(context.Background(), url, redis.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

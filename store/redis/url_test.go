@@ -1,11 +1,11 @@
-package store
+package redis
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 func TestRedisURL(t *testing.T) {
@@ -41,7 +41,7 @@ func TestRedisURL(t *testing.T) {
 				t.Fatalf("newRedisClient(%q): %v", tt.url, err)
 			}
 			defer c.Close()
-			if _, ok := c.(*redis.ClusterClient); ok != tt.cluster {
+			if _, ok := c.(*goredis.ClusterClient); ok != tt.cluster {
 				t.Errorf("newRedisClient(%q) is %T, cluster %v", tt.url, c, tt.cluster)
 			}
 		})
@@ -53,8 +53,8 @@ func TestRedisURLTimeouts(t *testing.T) {
 		url         string
 		read, write time.Duration
 	}{
-		{"redis://127.0.0.1:6379", DefaultRedisIOTimeout, DefaultRedisIOTimeout},
-		{"redis://127.0.0.1:6379?read_timeout=5s", 5 * time.Second, DefaultRedisIOTimeout},
+		{"redis://127.0.0.1:6379", DefaultIOTimeout, DefaultIOTimeout},
+		{"redis://127.0.0.1:6379?read_timeout=5s", 5 * time.Second, DefaultIOTimeout},
 		{"redis://127.0.0.1:6379?write_timeout=2s&read_timeout=1s", time.Second, 2 * time.Second},
 	}
 	for _, tt := range tests {
@@ -62,7 +62,7 @@ func TestRedisURLTimeouts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := c.(*redis.Client).Options()
+		o := c.(*goredis.Client).Options()
 		if o.ReadTimeout != tt.read || o.WriteTimeout != tt.write {
 			t.Errorf("%s: read %v write %v, want %v %v", tt.url, o.ReadTimeout, o.WriteTimeout, tt.read, tt.write)
 		}

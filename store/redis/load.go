@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/cnsd/cnsd/store"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // Load reads every listed zone, each from one MULTI snapshot. Undecodable
 // values are reported and skipped; a zone without a serial key (listed
 // before a first write that never happened) is skipped silently.
-func (r *Redis) Load(ctx context.Context, report func(key string, err error)) (map[string]*ZoneData, error) {
+func (r *Backend) Load(ctx context.Context, report func(key string, err error)) (map[string]*store.ZoneData, error) {
 	if report == nil {
 		report = func(string, error) {}
 	}
@@ -21,7 +22,7 @@ func (r *Redis) Load(ctx context.Context, report func(key string, err error)) (m
 	if err != nil {
 		return nil, fmt.Errorf("store: redis list zones: %w", err)
 	}
-	out := make(map[string]*ZoneData, len(zones))
+	out := make(map[string]*store.ZoneData, len(zones))
 	for _, zone := range zones {
 		zd, err := r.readZone(ctx, zone, report)
 		if err != nil {
@@ -35,7 +36,7 @@ func (r *Redis) Load(ctx context.Context, report func(key string, err error)) (m
 }
 
 // Zones lists the zones that have a serial, sorted.
-func (r *Redis) Zones(ctx context.Context) ([]string, error) {
+func (r *Backend) Zones(ctx context.Context) ([]string, error) {
 	serials, err := r.serials(ctx)
 	if err != nil {
 		return nil, err
@@ -50,37 +51,37 @@ func (r *Redis) Zones(ctx context.Context) ([]string, error) {
 
 // Serials returns every zone's serial (store.SerialLister); a serial
 // key that is not a number is an error naming it.
-func (r *Redis) Serials(ctx context.Context) (map[string]Serial, error) {
+func (r *Backend) Serials(ctx context.Context) (map[string]store.Serial, error) {
 	raw, err := r.serials(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]Serial, len(raw))
+	out := make(map[string]store.Serial, len(raw))
 	for zone, v := range raw {
 		n, err := strconv.ParseUint(v, 10, 32)
 		if err != nil {
 			return nil, fmt.Errorf("store: redis key %s: serial %q: %w", zoneKeys(zone).serial, v, err)
 		}
-		out[zone] = Serial(n)
+		out[zone] = store.Serial(n)
 	}
 	return out, nil
 }
 
 // serials returns each listed zone's serial key as stored, skipping
 // zones without one.
-func (r *Redis) serials(ctx context.Context) (map[string]string, error) {
+func (r *Backend) serials(ctx context.Context) (map[string]string, error) {
 	zones, err := r.c.SMembers(ctx, redisZonesKey).Result()
 	if err != nil {
 		return nil, fmt.Errorf("store: redis list zones: %w", err)
 	}
-	cmds := make([]*redis.StringCmd, len(zones))
-	_, err = r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	cmds := make([]*goredis.StringCmd, len(zones))
+	_, err = r.c.Pipelined(ctx, func(p goredis.Pipeliner) error {
 		for i, z := range zones {
 			cmds[i] = p.Get(ctx, zoneKeys(z).serial)
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil && !errors.Is(err, goredis.Nil) {
 		return nil, fmt.Errorf("store: redis read serials: %w", err)
 	}
 	out := make(map[string]string, len(zones))
@@ -93,18 +94,18 @@ func (r *Redis) serials(ctx context.Context) (map[string]string, error) {
 }
 
 // readZone reads one zone atomically; nil when it has no serial.
-func (r *Redis) readZone(ctx context.Context, zone string, report func(string, error)) (*ZoneData, error) {
+func (r *Backend) readZone(ctx context.Context, zone string, report func(string, error)) (*store.ZoneData, error) {
 	k := zoneKeys(zone)
-	var serial *redis.StringCmd
-	var vms *redis.MapStringStringCmd
-	var journal *redis.StringSliceCmd
-	_, err := r.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	var serial *goredis.StringCmd
+	var vms *goredis.MapStringStringCmd
+	var journal *goredis.StringSliceCmd
+	_, err := r.c.TxPipelined(ctx, func(p goredis.Pipeliner) error {
 		serial = p.Get(ctx, k.serial)
 		vms = p.HGetAll(ctx, k.vms)
 		journal = p.LRange(ctx, k.journal, 0, -1)
 		return nil
 	})
-	if errors.Is(err, redis.Nil) && errors.Is(serial.Err(), redis.Nil) {
+	if errors.Is(err, goredis.Nil) && errors.Is(serial.Err(), goredis.Nil) {
 		return nil, nil
 	}
 	if err != nil {
@@ -115,9 +116,9 @@ func (r *Redis) readZone(ctx context.Context, zone string, report func(string, e
 		report(k.serial, fmt.Errorf("zone %s: serial %q: %w", zone, serial.Val(), err))
 		return nil, nil
 	}
-	zd := &ZoneData{Name: zone, Serial: Serial(s), VMs: make(map[string][]Record, len(vms.Val()))}
+	zd := &store.ZoneData{Name: zone, Serial: store.Serial(s), VMs: make(map[string][]store.Record, len(vms.Val()))}
 	for vm, v := range vms.Val() {
-		recs, err := DecodeVMRecords(zone, vm, []byte(v))
+		recs, err := store.DecodeVMRecords(zone, vm, []byte(v))
 		if err != nil {
 			report(k.vms+" "+vm, err)
 			continue
@@ -131,8 +132,8 @@ func (r *Redis) readZone(ctx context.Context, zone string, report func(string, e
 // decodeJournal decodes the journal and keeps its longest tail that is a
 // chain of diffs ending at serial: an entry that cannot be decoded, or a
 // gap, cuts off everything older, since a diff sequence must be unbroken.
-func decodeJournal(zone, key string, serial Serial, vals []string, report func(string, error)) []Diff {
-	diffs := make([]Diff, len(vals))
+func decodeJournal(zone, key string, serial store.Serial, vals []string, report func(string, error)) []store.Diff {
+	diffs := make([]store.Diff, len(vals))
 	start := 0
 	for i, v := range vals {
 		d, err := decodeJournalEntry(zone, []byte(v))

@@ -1,4 +1,4 @@
-package store
+package redis
 
 import (
 	"context"
@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/cnsd/cnsd/store"
+	goredis "github.com/redis/go-redis/v9"
 )
 
 // redisAcquireScript takes the lease if nobody holds it: the epoch comes
@@ -17,7 +18,7 @@ import (
 // the holder is this id already — an earlier run whose reply was lost —
 // it returns that epoch and extends the lease, instead of making the
 // process wait for its own lease to expire.
-var redisAcquireScript = redis.NewScript(`
+var redisAcquireScript = goredis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local id, epoch = string.match(cur, '^(.*) (%d+)$')
@@ -42,7 +43,7 @@ return {epoch}
 // since, and none can write with an epoch the fence lets through. The
 // counter is raised to our epoch in case Redis lost it (a restart without
 // AOF), so that the next Acquire hands out a newer one.
-var redisRenewScript = redis.NewScript(`
+var redisRenewScript = goredis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -62,14 +63,14 @@ return 2
 
 // redisReleaseScript deletes the lease if it is still ours.
 // KEYS: {cnsd}:lease. ARGV: "<id> <epoch>". Returns 1 or 0.
-var redisReleaseScript = redis.NewScript(`
+var redisReleaseScript = goredis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
 return 0
 `)
 
-func (r *Redis) leaseValue(epoch uint64) string {
+func (r *Backend) leaseValue(epoch uint64) string {
 	return r.opts.ID + " " + strconv.FormatUint(epoch, 10)
 }
 
@@ -77,7 +78,7 @@ func (r *Redis) leaseValue(epoch uint64) string {
 // another process holds it, again the moment it expires (a dead writer is
 // replaced within the TTL), and at least every LeaseTTL/3. Redis errors
 // are retried too: the server may be restarting.
-func (r *Redis) Acquire(ctx context.Context) (uint64, error) {
+func (r *Backend) Acquire(ctx context.Context) (uint64, error) {
 	ttl := r.opts.LeaseTTL.Milliseconds()
 	t := time.NewTimer(0)
 	defer t.Stop()
@@ -107,13 +108,13 @@ func (r *Redis) Acquire(ctx context.Context) (uint64, error) {
 }
 
 // Keep renews the lease every LeaseTTL/3 until ctx ends (nil) or the
-// lease is another's (ErrFenced). While Redis cannot be reached it keeps
+// lease is another's (store.ErrFenced). While Redis cannot be reached it keeps
 // trying: the lease may expire meanwhile, but every Apply is fenced by
 // its epoch, so two writers never both write. When Redis answers again
 // and the lease has expired without another process taking it, Keep
 // takes it back with the same epoch, so a writer rides out a Redis
 // outage of any length (see redisRenewScript).
-func (r *Redis) Keep(ctx context.Context, epoch uint64) error {
+func (r *Backend) Keep(ctx context.Context, epoch uint64) error {
 	ttl := r.opts.LeaseTTL
 	val := r.leaseValue(epoch)
 	t := time.NewTicker(ttl / 3)
@@ -131,13 +132,13 @@ func (r *Redis) Keep(ctx context.Context, epoch uint64) error {
 		case err != nil:
 			// Redis is down or unreachable: tried again at the next tick.
 		case ok == 0:
-			return fmt.Errorf("store: redis lease epoch %d lost: %w", epoch, ErrFenced)
+			return fmt.Errorf("store: redis lease epoch %d lost: %w", epoch, store.ErrFenced)
 		}
 	}
 }
 
 // Release deletes the lease if this process still holds it with epoch.
-func (r *Redis) Release(ctx context.Context, epoch uint64) error {
+func (r *Backend) Release(ctx context.Context, epoch uint64) error {
 	if err := redisReleaseScript.Run(ctx, r.c, []string{redisLeaseKey}, r.leaseValue(epoch)).Err(); err != nil {
 		return fmt.Errorf("store: release redis lease epoch %d: %w", epoch, err)
 	}
