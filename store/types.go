@@ -76,8 +76,9 @@ func (c *ZoneChange) EncodedDiff() []byte {
 	return EncodeDiff(d)
 }
 
-// Backend is where zones are kept between restarts: Redis or the embedded
-// file. Implementations are safe for concurrent use.
+// Backend is where zones are kept between restarts: Redis (store/redis)
+// or the embedded file (store/bolt). Implementations are safe for
+// concurrent use.
 type Backend interface {
 	// Load reads every zone. A value that cannot be decoded is passed to
 	// report with its key and skipped; it never fails the load.

@@ -27,9 +27,9 @@ import (
 //	    serial                uint32 BE: the zone's serial
 //	    epoch                 uint64 BE: the epoch of the last write to the zone
 //	  vms                     bucket
-//	    <vm uuid>             EncodeVMRecords
+//	    <vm uuid>             store.EncodeVMRecords
 //	  journal                 bucket
-//	    <seq><chunk>          EncodeDiff in chunks (uint64 BE, uint32 BE), oldest first
+//	    <seq><chunk>          store.EncodeDiff in chunks (uint64 BE, uint32 BE), oldest first
 //	floors                    bucket (floor.go)
 //	  <name>                  uint32 BE: the final serial of the zone's last drop
 //
