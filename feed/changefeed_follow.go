@@ -33,7 +33,7 @@ func (v *VMAPI) follow(ctx context.Context, ws *websocket.Conn, sink VMSink) (li
 	g.Go(func() error { return v.read(ws, q, &lastItem) })
 	g.Go(func() error { return v.write(gctx, ws, &lastItem) })
 	g.Go(func() error {
-		l, err := v.list(gctx)
+		l, err := v.listTo(gctx, sink)
 		if err != nil {
 			return err
 		}

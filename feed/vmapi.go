@@ -70,7 +70,9 @@ type VMListing struct {
 // VMSink receives what a VMAPI follower learns. Its methods are never
 // called concurrently; the calls about one VM come in the order things
 // were learnt, and a Listing comes before the changes learnt after it.
-// They must not block for long, as the feed waits for them.
+// They must not block for long, as the feed waits for them. A sink that
+// also implements VMPageSink gets each listing's pages as they arrive,
+// before the Listing.
 type VMSink interface {
 	// Listing replaces everything known about VMs with a complete listing.
 	Listing(l VMListing)
@@ -81,6 +83,29 @@ type VMSink interface {
 	Changed(vm zonegen.VM)
 	// Gone reports a VM that was destroyed or no longer exists.
 	Gone(uuid string)
+}
+
+// VMPageSink is a VMSink that also takes a listing's pages as they
+// arrive, so that it may start on them (look up what their VMs need)
+// while the rest is listed. Its methods are called as VMSink's are: never
+// concurrently with one another or with VMSink's, from the goroutine
+// that calls Listing. A sink that is not a VMPageSink only gets Listing.
+//
+// A listing is delivered as ListingPage(0, …), ListingPage(1, …), …, then
+// either the Listing that completes it, whose VMs are exactly the pages'
+// VMs in their order, or ListingAbandoned when it failed. Pages commit
+// nothing: only the Listing is the truth. Page 0 always starts a new
+// listing: pages delivered before it and not completed are forgotten
+// (a feed cut off before it could say so).
+type VMPageSink interface {
+	VMSink
+	// ListingPage delivers the readable VMs of page n of the listing
+	// under way, in the listing's order. The feed does not change vms
+	// afterwards; the sink may keep it.
+	ListingPage(n int, vms []zonegen.VM)
+	// ListingAbandoned: the listing whose pages were delivered failed;
+	// no Listing completes it, and what they staged must be dropped.
+	ListingAbandoned()
 }
 
 // VMAPI follows VMAPI: its changefeed for changes, GET /vms for the full

@@ -55,7 +55,7 @@ func BenchmarkVMAPIList(b *testing.B) {
 	v := NewVMAPI(VMAPIConfig{URL: srv.URL, Instance: "bench"}, nil)
 	want := len(activeUUIDs(c))
 	for b.Loop() {
-		l, err := v.list(context.Background())
+		l, err := v.list(context.Background(), nil)
 		if err != nil {
 			b.Fatal(err)
 		}

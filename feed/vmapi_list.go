@@ -19,7 +19,14 @@ import (
 
 // List takes one complete listing of the active VMs, as Run does after
 // each (re)connect of the changefeed; it delivers nothing to a sink.
-func (v *VMAPI) List(ctx context.Context) (VMListing, error) { return v.list(ctx) }
+func (v *VMAPI) List(ctx context.Context) (VMListing, error) { return v.list(ctx, nil) }
+
+// listTo takes one complete listing for sink: a VMPageSink gets its pages
+// as they are decoded, and ListingAbandoned when it fails.
+func (v *VMAPI) listTo(ctx context.Context, sink VMSink) (VMListing, error) {
+	ps, _ := sink.(VMPageSink)
+	return v.list(ctx, ps)
+}
 
 // list reads every active VM, page by page, as VMAPI documents it: in its
 // default order (uuid, descending), each page after the first continued
@@ -31,21 +38,32 @@ func (v *VMAPI) List(ctx context.Context) (VMListing, error) { return v.list(ctx
 // requests a page, reads it and splits its array into elements, takes
 // the next page's marker from the elements' uuids alone (pageMarker),
 // then requests the next page while the VMs of the one
-// before are decoded, over GOMAXPROCS goroutines (decodePage).
-func (v *VMAPI) list(ctx context.Context) (VMListing, error) {
+// before are decoded, over GOMAXPROCS goroutines (decodePage). A
+// non-nil pages gets each page's readable VMs once decoded, and
+// ListingAbandoned if the listing fails after the first.
+func (v *VMAPI) list(ctx context.Context, pages VMPageSink) (VMListing, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	pages := make(chan listPage, 1)
+	fetched := make(chan listPage, 1)
 	var ferr error
 	go func() {
-		ferr = v.fetchPages(ctx, pages)
-		close(pages)
+		ferr = v.fetchPages(ctx, fetched)
+		close(fetched)
 	}()
 	var l VMListing
-	for p := range pages {
+	delivered := false
+	for p := range fetched {
+		before := len(l.VMs)
 		v.addPage(&l, p.items, p.n)
+		if pages != nil {
+			pages.ListingPage(p.n, l.VMs[before:len(l.VMs):len(l.VMs)])
+			delivered = true
+		}
 	}
 	if ferr != nil {
+		if delivered {
+			pages.ListingAbandoned()
+		}
 		return VMListing{}, ferr
 	}
 	return l, nil
