@@ -13,7 +13,10 @@
 // zone's records until an operator confirms it or the condition clears.
 //
 // One goroutine (Run) applies every change in the order it arrived; the
-// feeds hand changes over without waiting for them to be applied.
+// feeds hand changes over without waiting for them to be applied. The
+// pages of a listing (feed.VMPageSink) are prepared in the background
+// while the rest is listed, without changing anything: the listing is
+// applied, as one change, only once complete (stage.go).
 //
 // An Evaluator runs the pipeline's own evaluation of a VM (lookups, NIC
 // repair, decisions at a given time, records) over any Cloud, without a

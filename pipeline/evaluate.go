@@ -52,9 +52,9 @@ func (p *Pipeline) record(ctx context.Context, st *vmState, now time.Time, o *Ou
 }
 
 // damp reports the VM's status in each of its services to the hysteresis
-// tracker and keeps it listed where a self-removal has not taken effect.
-// The caller holds mu.
-func (p *Pipeline) damp(now time.Time, st *vmState, d *zonegen.Decision) {
+// tracker and keeps it listed where a self-removal has not taken effect;
+// held reports whether that changed d. The caller holds mu.
+func (p *Pipeline) damp(now time.Time, st *vmState, d *zonegen.Decision) (held bool) {
 	uuid, owner := st.vm.UUID, strings.ToLower(st.vm.OwnerUUID)
 	var keys []string
 	for i := range d.Services {
@@ -74,6 +74,7 @@ func (p *Pipeline) damp(now time.Time, st *vmState, d *zonegen.Decision) {
 			}
 			if p.tracker.Set(now, key, uuid, hysteresis.SelfDown) {
 				for d.Hold(name) {
+					held = true
 				}
 			}
 		default:
@@ -88,6 +89,7 @@ func (p *Pipeline) damp(now time.Time, st *vmState, d *zonegen.Decision) {
 		}
 	}
 	st.services = keys
+	return held
 }
 
 // published reports whether the store holds records of vm under service

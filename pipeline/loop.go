@@ -90,7 +90,7 @@ func (p *Pipeline) arm(t *time.Timer) {
 func (p *Pipeline) apply(ctx context.Context, e event) {
 	switch {
 	case e.listing != nil:
-		p.applyListing(ctx, *e.listing)
+		p.applyListing(ctx, *e.listing, e.staged)
 	case e.changed != nil:
 		p.applyChanged(ctx, *e.changed)
 	case e.gone != "":
@@ -140,7 +140,7 @@ func (p *Pipeline) applyGone(uuid string) {
 // right.
 func (p *Pipeline) applyServers(ctx context.Context, servers []string) {
 	now := p.cfg.Clock()
-	cs := p.evaluateAll(ctx, p.vmsOf(p.byServer, servers), now, "")
+	cs := p.evaluateAll(ctx, p.vmsOf(p.byServer, servers), now, "", nil)
 	if ctx.Err() != nil {
 		return
 	}
@@ -155,7 +155,7 @@ func (p *Pipeline) applyServers(ctx context.Context, servers []string) {
 // or to the hold that keeps them (submit).
 func (p *Pipeline) reevaluate(ctx context.Context, vms []*vmState) {
 	now := p.cfg.Clock()
-	cs := p.evaluateAll(ctx, vms, now, "")
+	cs := p.evaluateAll(ctx, vms, now, "", nil)
 	p.mu.Lock()
 	p.submit(now, cs)
 	p.mu.Unlock()
@@ -170,25 +170,49 @@ func (p *Pipeline) reevaluate(ctx context.Context, vms []*vmState) {
 // GOMAXPROCS goroutines: generating is most of an evaluation's CPU, and
 // a bootstrap waits for 100k of them after its listing. Batches bound
 // how many views are held at once.
-func (p *Pipeline) evaluateAll(ctx context.Context, vms []*vmState, now time.Time, what string) []zonegen.Contribution {
-	memo := newLookups()
+//
+// sg, for a listing whose VMs vms are, in order, is what its pages
+// staged: its memo is the pass's, and a VM with a staged outcome still
+// exact (stagedOutcome) is only damped, not decided again, nor generated
+// again unless the damping changed its decision.
+func (p *Pipeline) evaluateAll(ctx context.Context, vms []*vmState, now time.Time, what string, sg *staging) []zonegen.Contribution {
+	memo, networksDown := newLookups(), false
+	if sg != nil {
+		memo, networksDown = sg.forApply(&p.stage), sg.networksDown
+	}
 	if len(vms) >= warmMin {
-		p.res.warm(ctx, vms, memo)
+		p.res.warm(ctx, vms, memo, networksDown)
 	}
 	prog := newProgress(p, what, len(vms))
 	cs := make([]zonegen.Contribution, 0, len(vms))
 	outs := make([]Outcome, 0, min(len(vms), evaluateBatch))
+	fresh := make([]bool, 0, min(len(vms), evaluateBatch))
 	for start := 0; start < len(vms) && ctx.Err() == nil; start += evaluateBatch {
 		batch := vms[start:min(start+evaluateBatch, len(vms))]
-		outs = outs[:0]
+		outs, fresh = outs[:0], fresh[:0]
 		for i, st := range batch {
 			if ctx.Err() != nil {
 				break
 			}
-			outs = append(outs, p.decide(ctx, st, now, memo))
+			if sp := p.stagedOutcome(sg, start+i, &st.vm, now); sp != nil {
+				o, regen := sp.o, false
+				if !o.Decision.Unresolved {
+					p.mu.Lock()
+					regen = p.damp(now, st, &o.Decision)
+					p.mu.Unlock()
+				}
+				if regen {
+					o.Contribution = zonegen.Contribution{VM: o.View.VM.UUID}
+					sg.regenerated++
+				}
+				sg.reused++
+				outs, fresh = append(outs, o), append(fresh, regen)
+			} else {
+				outs, fresh = append(outs, p.decide(ctx, st, now, memo)), append(fresh, true)
+			}
 			prog.step(start + i + 1)
 		}
-		generateAll(p.gen, outs)
+		generateSome(p.gen, outs, fresh)
 		for i := range outs {
 			if c, ok := p.record(ctx, batch[i], now, &outs[i]); ok {
 				cs = append(cs, c)
@@ -206,13 +230,31 @@ const evaluateBatch = 1024
 
 // generateAll generates the records of outs over up to GOMAXPROCS
 // goroutines (Generator is safe for concurrent use).
-func generateAll(gen *zonegen.Generator, outs []Outcome) {
+func generateAll(gen *zonegen.Generator, outs []Outcome) { generateSome(gen, outs, nil) }
+
+// generateSome is generateAll for the outcomes whose which is true (all
+// when which is nil); the others keep the records they have.
+func generateSome(gen *zonegen.Generator, outs []Outcome, which []bool) {
+	todo := len(outs)
+	if which != nil {
+		todo = 0
+		for _, w := range which {
+			if w {
+				todo++
+			}
+		}
+	}
+	if todo == 0 {
+		return
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(len(outs)/64, 1)) {
+	for range min(runtime.GOMAXPROCS(0), max(todo/64, 1)) {
 		wg.Go(func() {
 			for i := int(next.Add(1) - 1); i < len(outs); i = int(next.Add(1) - 1) {
-				generate(gen, &outs[i])
+				if which == nil || which[i] {
+					generate(gen, &outs[i])
+				}
 			}
 		})
 	}
@@ -287,8 +329,9 @@ func (p *Pipeline) applySettings(ctx context.Context, s Settings) {
 
 // applyListing makes a complete listing the truth: listed VMs are
 // evaluated, VMs it leaves out are removed, and the whole change goes
-// through the mass-deletion guard.
-func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing) {
+// through the mass-deletion guard. sg is what the listing's pages staged
+// (stage.go), or nil.
+func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing, sg *staging) {
 	now := p.cfg.Clock()
 	present := make(map[string]bool, len(l.VMs)+len(l.Unreadable))
 	for _, uuid := range l.Unreadable {
@@ -301,9 +344,19 @@ func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing) {
 		vms = append(vms, p.put(vm))
 	}
 	p.mu.Unlock()
-	cs := p.evaluateAll(ctx, vms, now, "listing")
+	if sg != nil {
+		sg = p.stage.take(ctx, sg)
+	}
+	cs := p.evaluateAll(ctx, vms, now, "listing", sg)
 	if ctx.Err() != nil {
 		return
+	}
+	if sg != nil {
+		p.log.Info("listing staged while it was listed", "vms", len(vms), "reused", sg.reused,
+			"damped_again", sg.regenerated)
+		p.mu.Lock()
+		p.lastReused = sg.reused
+		p.mu.Unlock()
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -97,8 +97,9 @@ type Config struct {
 }
 
 // Pipeline applies feed changes to the store. Its feed-facing methods
-// (Listing, Changed, Gone, ServersChanged, AccountChanged) only queue
-// work and never block; Run does the work. The inspection methods (VM,
+// (Listing, ListingPage, ListingAbandoned, Changed, Gone, ServersChanged,
+// AccountChanged) only queue or stage work and never block; Run does the
+// work. The inspection methods (VM,
 // Pending, Holds) are safe from any goroutine.
 type Pipeline struct {
 	cfg   Config
@@ -106,6 +107,8 @@ type Pipeline struct {
 	res   *resolver
 	out   *store.Batcher
 	queue queue
+	// stage prepares listings from their pages (stage.go).
+	stage stager
 	// warns keeps warnings that every retry would repeat to one a
 	// minute per VM.
 	warns *loglimit.Limiter
@@ -130,6 +133,7 @@ type Pipeline struct {
 	// lastUnresolved is len(retry) when it was last logged.
 	lastUnresolved int
 	listings       int64     // complete listings applied
+	lastReused     int       // staged outcomes the last listing used
 	lastChange     time.Time // when a change or listing was last applied
 }
 
@@ -191,6 +195,7 @@ func withDefaults(s Settings) Settings {
 // ctx ends; it also runs the batcher that commits to the store.
 func (p *Pipeline) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
+	p.stage.setBase(ctx)
 	g.Go(func() error { return p.out.Run(ctx) })
 	g.Go(func() error { return p.loop(ctx) })
 	return g.Wait()

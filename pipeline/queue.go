@@ -10,6 +10,7 @@ import (
 // event is one piece of work for Run, in arrival order.
 type event struct {
 	listing  *feed.VMListing
+	staged   *staging // what the listing's pages prepared, or nil
 	changed  *zonegen.VM
 	gone     string
 	servers  []string  // compute nodes whose state changed
@@ -69,8 +70,10 @@ func (q *queue) empty() bool {
 
 // Listing replaces what is known about VMs with a complete listing (see
 // feed.VMSink): VMs it does not list are removed, behind the
-// mass-deletion guard.
-func (p *Pipeline) Listing(l feed.VMListing) { p.queue.push(event{listing: &l}) }
+// mass-deletion guard. What its pages staged (ListingPage) goes with it.
+func (p *Pipeline) Listing(l feed.VMListing) {
+	p.queue.push(event{listing: &l, staged: p.stage.seal(len(l.VMs))})
+}
 
 // Changed applies one VM as it is now.
 func (p *Pipeline) Changed(vm zonegen.VM) { p.queue.push(event{changed: &vm}) }
@@ -85,14 +88,21 @@ func (p *Pipeline) ServersChanged(servers []zonegen.Server) {
 	for i, s := range servers {
 		uuids[i] = s.UUID
 	}
+	p.stage.invalidate(nil, uuids, false)
 	p.queue.push(event{servers: uuids})
 }
 
 // AccountChanged re-evaluates the VMs of an account: the callback of
 // feed.UFDS.Watch.
-func (p *Pipeline) AccountChanged(uuid string) { p.queue.push(event{account: uuid}) }
+func (p *Pipeline) AccountChanged(uuid string) {
+	p.stage.invalidate([]string{uuid}, nil, false)
+	p.queue.push(event{account: uuid})
+}
 
 // SetSettings applies new settings: every VM is evaluated again. A new
 // hysteresis policy starts the damping afresh, with the members that are
 // published now.
-func (p *Pipeline) SetSettings(s Settings) { p.queue.push(event{settings: &s}) }
+func (p *Pipeline) SetSettings(s Settings) {
+	p.stage.invalidate(nil, nil, true)
+	p.queue.push(event{settings: &s})
+}

@@ -119,7 +119,7 @@ func (p *Pipeline) applyAccount(ctx context.Context, uuid string) {
 	vms := p.vmsOf(p.byOwner, []string{uuid})
 	p.mu.Unlock()
 	now := p.cfg.Clock()
-	cs := p.evaluateAll(ctx, vms, now, "")
+	cs := p.evaluateAll(ctx, vms, now, "", nil)
 	changes := p.recordChanges(cs)
 	p.mu.Lock()
 	p.submit(now, cs)

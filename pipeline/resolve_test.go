@@ -63,7 +63,7 @@ func TestOwnerOutageAsksOnce(t *testing.T) {
 		}
 		vms = append(vms, p.put(zonegen.VM{UUID: fmt.Sprintf("1000000%d-0000-4000-8000-00000000000%d", i, i), OwnerUUID: owner, State: "running"}))
 	}
-	cs := p.evaluateAll(context.Background(), vms, time.Now(), "")
+	cs := p.evaluateAll(context.Background(), vms, time.Now(), "", nil)
 	if owners.asked != 1 {
 		t.Errorf("UFDS asked %d times in one pass, want once", owners.asked)
 	}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,27 +24,45 @@ const warmMin = 64
 // thousand networks in turn. What memo learns is what owner and network
 // would have recorded; the first lookup of a kind that fails stops that
 // kind's warming, so an outage costs one wait, as it does in turn (the
-// owners left are then taken from the client's cache, ownersDown).
-func (r *resolver) warm(ctx context.Context, vms []*vmState, memo *lookups) {
+// owners left are then taken from the client's cache, ownersDown). What
+// memo holds already (a listing's staging, stage.go) is not asked again,
+// nor are owners once memo has them down.
+func (r *resolver) warm(ctx context.Context, vms []*vmState, memo *lookups, networksDown bool) {
 	var owners, networks []string
 	seen := map[string]bool{}
 	for _, st := range vms {
-		if id := st.vm.OwnerUUID; id != "" && !seen[id] {
+		wanted(&st.vm, seen, &owners, &networks)
+	}
+	owners = slices.DeleteFunc(owners, func(id string) bool { _, ok := memo.owners[id]; return ok || memo.ownersDown })
+	networks = slices.DeleteFunc(networks, func(id string) bool { _, ok := memo.networks[id]; return ok || networksDown })
+	r.prefetch(ctx, owners, networks, memo)
+}
+
+// wanted adds to owners and networks those of vm's that seen lacks, and
+// notes them in seen.
+func wanted(vm *zonegen.VM, seen map[string]bool, owners, networks *[]string) {
+	if id := vm.OwnerUUID; id != "" && !seen[id] {
+		seen[id] = true
+		*owners = append(*owners, id)
+	}
+	for i := range vm.NICs {
+		nic := &vm.NICs[i]
+		// A NIC to repair learns its network from NAPI first; the
+		// evaluation looks that one up itself.
+		if id := nic.NetworkUUID; id != "" && !seen[id] && !zonegen.IsAdminNIC(nic) && !feed.NeedsRepair(nic) {
 			seen[id] = true
-			owners = append(owners, id)
-		}
-		for i := range st.vm.NICs {
-			nic := &st.vm.NICs[i]
-			// A NIC to repair learns its network from NAPI first; the
-			// evaluation looks that one up itself.
-			if id := nic.NetworkUUID; id != "" && !seen[id] && !zonegen.IsAdminNIC(nic) && !feed.NeedsRepair(nic) {
-				seen[id] = true
-				networks = append(networks, id)
-			}
+			*networks = append(*networks, id)
 		}
 	}
+}
+
+// prefetch looks up owners and networks into memo, warmParallel of each
+// kind at a time, until the first failure of each kind (warm); it
+// reports false when a network lookup failed.
+func (r *resolver) prefetch(ctx context.Context, owners, networks []string, memo *lookups) (networksOK bool) {
 	var mu sync.Mutex // guards memo
 	var wg sync.WaitGroup
+	networksOK = true
 	wg.Go(func() {
 		warmEach(ctx, r.timeout, owners, func(ctx context.Context, id string) bool {
 			acct, err := r.fetchOwner(ctx, id)
@@ -63,10 +82,12 @@ func (r *resolver) warm(ctx context.Context, vms []*vmState, memo *lookups) {
 			mu.Lock()
 			defer mu.Unlock()
 			r.recordNetwork(memo, id, net, err)
+			networksOK = networksOK && err == nil
 			return err == nil
 		})
 	})
 	wg.Wait()
+	return networksOK
 }
 
 // warmEach calls look for each of ids over up to warmParallel

@@ -96,7 +96,7 @@ func TestWarmAsksEachOnce(t *testing.T) {
 		states = append(states, p.put(vm))
 	}
 	now := time.Now()
-	cs := p.evaluateAll(context.Background(), states, now, "")
+	cs := p.evaluateAll(context.Background(), states, now, "", nil)
 	if len(owners.asked) != 50 || len(networks.asked) != 20 {
 		t.Fatalf("%d owners and %d networks asked, want 50 and 20", len(owners.asked), len(networks.asked))
 	}
@@ -140,7 +140,7 @@ func TestWarmOutageWaitsOnce(t *testing.T) {
 	for _, vm := range vms {
 		states = append(states, p.put(vm))
 	}
-	cs := p.evaluateAll(context.Background(), states, time.Now(), "")
+	cs := p.evaluateAll(context.Background(), states, time.Now(), "", nil)
 	if n := owners.total(); n < 1 || n > warmParallel {
 		t.Errorf("UFDS asked %d times in one pass while down, want 1 to %d", n, warmParallel)
 	}
