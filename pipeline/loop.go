@@ -212,7 +212,7 @@ func (p *Pipeline) evaluateAll(ctx context.Context, vms []*vmState, now time.Tim
 			}
 			prog.step(start + i + 1)
 		}
-		generateSome(p.gen, outs, fresh)
+		generateAll(p.gen, outs, fresh)
 		for i := range outs {
 			if c, ok := p.record(ctx, batch[i], now, &outs[i]); ok {
 				cs = append(cs, c)
@@ -228,13 +228,11 @@ func (p *Pipeline) evaluateAll(ctx context.Context, vms []*vmState, now time.Tim
 // that their views take little memory.
 const evaluateBatch = 1024
 
-// generateAll generates the records of outs over up to GOMAXPROCS
-// goroutines (Generator is safe for concurrent use).
-func generateAll(gen *zonegen.Generator, outs []Outcome) { generateSome(gen, outs, nil) }
-
-// generateSome is generateAll for the outcomes whose which is true (all
-// when which is nil); the others keep the records they have.
-func generateSome(gen *zonegen.Generator, outs []Outcome, which []bool) {
+// generateAll generates the records of the outcomes of outs whose which
+// is true (all when which is nil) over up to GOMAXPROCS goroutines
+// (Generator is safe for concurrent use); the others keep the records
+// they have.
+func generateAll(gen *zonegen.Generator, outs []Outcome, which []bool) {
 	todo := len(outs)
 	if which != nil {
 		todo = 0
@@ -353,7 +351,7 @@ func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing, sg *stagi
 	}
 	if sg != nil {
 		p.log.Info("listing staged while it was listed", "vms", len(vms), "reused", sg.reused,
-			"damped_again", sg.regenerated)
+			"damped_again", sg.regenerated, "left_to_evaluate", sg.skipped)
 		p.mu.Lock()
 		p.lastReused = sg.reused
 		p.mu.Unlock()

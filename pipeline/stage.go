@@ -77,6 +77,7 @@ type staging struct {
 	asked        map[string]bool // owners and networks prefetched
 	outcomes     []*staged       // by index in the listing; nil: evaluate it
 	prepared     int             // pages prepared (guarded by stager.mu)
+	skipped      int             // VMs of pages left unprepared (take)
 	// reused and regenerated count the outcomes applyListing took, and
 	// those of them it generated again after damping.
 	reused, regenerated int
@@ -168,9 +169,18 @@ func (s *stager) seal(n int) *staging {
 	return sg
 }
 
-// take waits for sg's worker to finish and returns sg to applyListing,
-// which owns it from then on; nil when ctx ended first.
+// take waits for sg's worker to finish the page it is on and returns sg
+// to applyListing, which owns it from then on; nil when ctx ended first.
+// The pages the worker has not started are left to applyListing, which
+// evaluates them with every core rather than wait for a worker that
+// leaves the listing one.
 func (s *stager) take(ctx context.Context, sg *staging) *staging {
+	s.mu.Lock()
+	for _, pg := range sg.pages {
+		sg.skipped += len(pg.vms)
+	}
+	sg.pages = nil
+	s.mu.Unlock()
 	select {
 	case <-sg.done:
 	case <-ctx.Done():
@@ -299,7 +309,11 @@ func (p *Pipeline) preparePage(sg *staging, pg stagedPage) {
 		outs = append(outs, p.res.decide(sg.ctx, pg.vms[i], opts, now, sg.memo, nil))
 		idx = append(idx, pg.start+i)
 	}
-	generateAll(gen, outs)
+	// One goroutine: the listing, which the bootstrap waits for, keeps
+	// the other cores.
+	for i := range outs {
+		generate(gen, &outs[i])
+	}
 	p.stage.mu.Lock()
 	defer p.stage.mu.Unlock()
 	sg.prepared++

@@ -88,21 +88,39 @@ func stageSettings(c *stageCloud) Settings {
 	}}}
 }
 
+// stagePair is a varied cloud and two pipelines over it at a stopped
+// clock: one to be given listings whole, one page by page.
+func stagePair(t *testing.T) (c *stageCloud, s Settings, now time.Time, whole, paged *Pipeline) {
+	c = newStageCloud(t)
+	s, now = stageSettings(c), time.Now()
+	return c, s, now, stageRun(t, c, c, c, s, now), stageRun(t, c, c, c, s, now)
+}
+
 // stageRun runs a pipeline over the cloud with a memory store at a
 // stopped clock until the test ends.
 func stageRun(t *testing.T, o Owners, sv Servers, n Networks, s Settings, now time.Time) *Pipeline {
+	t.Helper()
+	return stageRunClock(t, o, sv, n, s, func() time.Time { return now })
+}
+
+func stageRunClock(t *testing.T, o Owners, sv Servers, n Networks, s Settings, clock func() time.Time) *Pipeline {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.NewMemory(), store.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := New(Config{Store: st, Owners: o, Servers: sv, Networks: n, Settings: s,
-		RetryInterval: time.Hour, Clock: func() time.Time { return now }})
+		RetryInterval: time.Hour, Clock: clock})
+	runUntilCleanup(t, p)
+	return p
+}
+
+// runUntilCleanup runs p until the test ends.
+func runUntilCleanup(t *testing.T, p *Pipeline) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { p.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return p
 }
 
 func waitIdle(t *testing.T, p *Pipeline) {
@@ -219,11 +237,7 @@ func sendPages(t *testing.T, p *Pipeline, pages [][]zonegen.VM, from, to int) {
 // varied cloud, for a first listing and for one that damps self-removals
 // and drops VMs.
 func TestStagedListingExact(t *testing.T) {
-	c := newStageCloud(t)
-	s := stageSettings(c)
-	now := time.Now()
-	whole := stageRun(t, c, c, c, s, now)
-	paged := stageRun(t, c, c, c, s, now)
+	c, s, now, whole, paged := stagePair(t)
 
 	l, pages := listingOf(c.vms, 100)
 	whole.Listing(l)
@@ -237,6 +251,15 @@ func TestStagedListingExact(t *testing.T) {
 	if paged.lastReused < len(c.vms)/2 {
 		t.Errorf("%d staged outcomes used of %d VMs", paged.lastReused, len(c.vms))
 	}
+
+	// The listing applied while its last pages are not prepared: they
+	// are evaluated then.
+	again := stageRun(t, c, c, c, s, now)
+	for i := range pages {
+		again.ListingPage(i, pages[i])
+	}
+	again.Listing(l)
+	stateOf(t, again).diff(t, want)
 
 	// The second listing: a tenth of the VMs ask to be removed from
 	// their services (damped: the tracker holds them), a few are gone.
@@ -268,11 +291,7 @@ func TestStagedListingExact(t *testing.T) {
 // no trace, nothing committed and nothing removed, and a listing started
 // again (a reconnect) starts from nothing staged.
 func TestStagedListingInterrupted(t *testing.T) {
-	c := newStageCloud(t)
-	s := stageSettings(c)
-	now := time.Now()
-	whole := stageRun(t, c, c, c, s, now)
-	paged := stageRun(t, c, c, c, s, now)
+	c, _, _, whole, paged := stagePair(t)
 
 	// Cut before anything was listed: nothing at all.
 	l, pages := listingOf(c.vms, 100)
@@ -424,15 +443,7 @@ func TestStagedListingInvalidated(t *testing.T) {
 		sv := c.servers[server]
 		sv.LastBoot = now.Add(-zonegen.DefaultDecideOptions().BootGrace + time.Minute)
 		c.servers[server] = sv
-		st, err := store.Open(context.Background(), store.NewMemory(), store.Options{}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		paged := New(Config{Store: st, Owners: c, Servers: c, Networks: c, Settings: s, RetryInterval: time.Hour, Clock: clock})
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() { paged.Run(ctx); close(done) }()
-		defer func() { cancel(); <-done }()
+		paged := stageRunClock(t, c, c, c, s, clock)
 		l, pages := listingOf(base.vms, 100)
 		sendPages(t, paged, pages, 0, len(pages))
 		mu.Lock()
@@ -473,19 +484,10 @@ func TestStagedListingGuard(t *testing.T) {
 // ask it no more than warm has in flight at once, however many pages
 // there are, and the listing resolves the VMs of cached owners.
 func TestStagedPrefetchOutage(t *testing.T) {
-	owners := &countingOwners{asked: map[string]int{}, down: true, cached: map[string]zonegen.Account{}}
 	vms := warmVMs()
-	for i, vm := range vms {
-		if i%2 == 1 {
-			owners.cached[vm.OwnerUUID] = zonegen.Account{UUID: vm.OwnerUUID, Login: "c" + vm.OwnerUUID[:8],
-				TritonCNSEnabled: "true", ApprovedForProvisioning: "true"}
-		}
-	}
+	owners := halfCachedOwnersDown(vms)
 	p := warmPipeline(t, owners, &countingNetworks{asked: map[string]int{}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { p.Run(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	runUntilCleanup(t, p)
 	l, pages := listingOf(vms, 20)
 	sendPages(t, p, pages, 0, len(pages))
 	p.Listing(l)

@@ -74,6 +74,19 @@ func warmVMs() []zonegen.VM {
 	return vms
 }
 
+// halfCachedOwnersDown is a UFDS that is down and has cached the owners of every
+// other VM of vms.
+func halfCachedOwnersDown(vms []zonegen.VM) *countingOwners {
+	owners := &countingOwners{asked: map[string]int{}, down: true, cached: map[string]zonegen.Account{}}
+	for i, vm := range vms {
+		if i%2 == 1 {
+			owners.cached[vm.OwnerUUID] = zonegen.Account{UUID: vm.OwnerUUID, Login: "c" + vm.OwnerUUID[:8],
+				TritonCNSEnabled: "true", ApprovedForProvisioning: "true"}
+		}
+	}
+	return owners
+}
+
 func warmPipeline(t *testing.T, o Owners, n Networks) *Pipeline {
 	t.Helper()
 	st, err := store.Open(context.Background(), store.NewMemory(), store.Options{}, nil)
@@ -127,14 +140,8 @@ func TestWarmAsksEachOnce(t *testing.T) {
 // owners still resolve from the cache (but for the owner whose failure
 // the pass recorded, as a pass in turn records its first).
 func TestWarmOutageWaitsOnce(t *testing.T) {
-	owners := &countingOwners{asked: map[string]int{}, down: true, cached: map[string]zonegen.Account{}}
 	vms := warmVMs()
-	for i, vm := range vms {
-		if i%2 == 1 {
-			owners.cached[vm.OwnerUUID] = zonegen.Account{UUID: vm.OwnerUUID, Login: "c" + vm.OwnerUUID[:8],
-				TritonCNSEnabled: "true", ApprovedForProvisioning: "true"}
-		}
-	}
+	owners := halfCachedOwnersDown(vms)
 	p := warmPipeline(t, owners, &countingNetworks{asked: map[string]int{}})
 	var states []*vmState
 	for _, vm := range vms {
