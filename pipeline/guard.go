@@ -57,7 +57,7 @@ func (p *Pipeline) guard(now time.Time, cause string, cs []zonegen.Contribution,
 	h := p.holds[cause]
 	if h == nil || replace {
 		old := h
-		h = &hold{cause: cause, since: now, held: map[string]zonegen.Contribution{}}
+		h = &hold{cause: cause, since: now, held: make(map[string]zonegen.Contribution, len(cs))}
 		if old != nil {
 			h.since, h.zones = old.since, old.zones
 		}
@@ -151,11 +151,17 @@ func (p *Pipeline) settle(h *hold, now time.Time) {
 			over = append(over, HeldZone{Zone: zone, Removed: n, Records: size})
 		}
 	}
-	var pass []zonegen.Contribution
+	pass := make([]zonegen.Contribution, 0, len(h.held))
 	for vm, c := range h.held {
 		if !removesFrom(byVM[vm], over) {
 			pass = append(pass, c)
-			delete(h.held, vm)
+		}
+	}
+	if len(pass) == len(h.held) {
+		clear(h.held) // at once: a listing's are 100k
+	} else {
+		for i := range pass {
+			delete(h.held, pass[i].VM)
 		}
 	}
 	p.out.AddAll(pass)

@@ -337,6 +337,11 @@ func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing, sg *stagi
 	}
 	vms := make([]*vmState, 0, len(l.VMs))
 	p.mu.Lock()
+	if len(p.vms) == 0 {
+		// The first listing: the map sized at once rather than grown
+		// through a bootstrap's 100k VMs.
+		p.vms = make(map[string]*vmState, len(l.VMs))
+	}
 	for _, vm := range l.VMs {
 		present[vm.UUID] = true
 		vms = append(vms, p.put(vm))
