@@ -93,6 +93,10 @@ func (b *Batcher) Add(c zonegen.Contribution) {
 func (b *Batcher) AddAll(cs []zonegen.Contribution) {
 	b.mu.Lock()
 	now, added := b.now(), false
+	if len(b.pending) == 0 && len(cs) > 1024 {
+		// A listing's: sized at once rather than grown step by step.
+		b.pending = make(map[string]zonegen.Contribution, len(cs))
+	}
 	for _, c := range cs {
 		if c.Unresolved {
 			continue

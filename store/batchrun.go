@@ -54,14 +54,18 @@ func (b *Batcher) commitDue(ctx context.Context) error {
 	}
 	before := b.before(batch)
 	diffs, built, err := b.s.commitRecorded(ctx, batch)
-	defer b.landed()
 	if err != nil {
 		b.putBack(batch)
+		b.landed()
 		return err
 	}
 	b.commits.Add(1)
 	b.log.Debug("committed", "vms", len(batch), "zones", len(diffs))
 	b.report(batch, before, diffs)
+	// The commit has landed before its memory is given back: what
+	// waits for nothing pending (Pending) need not wait for that too,
+	// half a second after a bootstrap's commit.
+	b.landed()
 	// Last: the diffs are garbage by now, and their memory goes back
 	// with the rest of a bootstrap's.
 	b.s.releaseAfterBuild(built)
