@@ -26,7 +26,9 @@ import (
 // What a staged outcome depends on, and how each is kept exact:
 //   - the VM: the listing's VMs are its pages' (feed.VMPageSink), checked
 //     by index and UUID;
-//   - its owner: an AccountChanged learnt before the listing is applied
+//   - its owner: read into the memo (a VM whose owner the memo lacks,
+//     as when UFDS is down and the client's cache would answer, is not
+//     staged); an AccountChanged learnt before the listing is applied
 //     marks the account dirty, and its VMs and memo entry are not used;
 //   - its compute node: ServersChanged marks the node dirty, and the node
 //     as CNAPI gives it at apply time must equal the one decided on, with
@@ -339,10 +341,12 @@ func (p *Pipeline) pagePrepared(sg *staging) {
 }
 
 // ready reports whether vm can be decided from the memo alone: its
-// owner and networks are in it (or the owners are down, and the
-// client's cache answers), and no NIC needs repairing from NAPI.
+// owner and networks are in it, and no NIC needs repairing from NAPI.
+// An owner the memo lacks (the owners are down, and the client's cache
+// would answer) is left to applyListing, which reads that cache as it is
+// then.
 func (sg *staging) ready(vm *zonegen.VM) bool {
-	if _, ok := sg.memo.owners[vm.OwnerUUID]; !ok && !sg.memo.ownersDown {
+	if _, ok := sg.memo.owners[vm.OwnerUUID]; !ok {
 		return false
 	}
 	for i := range vm.NICs {
