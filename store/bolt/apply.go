@@ -5,7 +5,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/cnsd/cnsd/store"
 	bbolt "go.etcd.io/bbolt"
@@ -17,12 +20,13 @@ func (b *Backend) Apply(ctx context.Context, epoch uint64, changes []store.ZoneC
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("store: apply: %w", err)
 	}
+	encoded := boltEncodeBulk(changes)
 	err := b.db.Update(func(tx *bbolt.Tx) error {
 		if err := boltFence(tx, epoch); err != nil {
 			return err
 		}
 		for i := range changes {
-			if err := boltApplyZone(tx, epoch, &changes[i]); err != nil {
+			if err := boltApplyZone(tx, epoch, &changes[i], encoded[i]); err != nil {
 				return err
 			}
 		}
@@ -64,7 +68,9 @@ func boltStoredEpoch(meta *bbolt.Bucket) (uint64, error) {
 	return e, nil
 }
 
-func boltApplyZone(tx *bbolt.Tx, epoch uint64, c *store.ZoneChange) error {
+// boltApplyZone writes one zone's change; enc, when not nil, is its
+// SetVMs encoded by boltEncodeBulk.
+func boltApplyZone(tx *bbolt.Tx, epoch uint64, c *store.ZoneChange, enc *boltEncoded) error {
 	if c.Zone == "" {
 		return fmt.Errorf("store: apply: change without a zone name")
 	}
@@ -92,7 +98,7 @@ func boltApplyZone(tx *bbolt.Tx, epoch uint64, c *store.ZoneChange) error {
 			return fmt.Errorf("store: replace zone %s: %w", c.Zone, err)
 		}
 	}
-	if err := boltWriteZone(tx, name, epoch, c); err != nil {
+	if err := boltWriteZone(tx, name, epoch, c, enc); err != nil {
 		return fmt.Errorf("store: apply zone %s: %w", c.Zone, err)
 	}
 	return nil
@@ -114,7 +120,7 @@ func boltZoneSerial(zb *bbolt.Bucket) (store.Serial, error) {
 	return s, nil
 }
 
-func boltWriteZone(tx *bbolt.Tx, name []byte, epoch uint64, c *store.ZoneChange) error {
+func boltWriteZone(tx *bbolt.Tx, name []byte, epoch uint64, c *store.ZoneChange, enc *boltEncoded) error {
 	zb, err := tx.CreateBucketIfNotExists(name)
 	if err != nil {
 		return err
@@ -132,42 +138,127 @@ func boltWriteZone(tx *bbolt.Tx, name []byte, epoch uint64, c *store.ZoneChange)
 	if err := boltPutUint64(meta, boltEpochKey, epoch); err != nil {
 		return err
 	}
-	if err := boltWriteVMs(vms, c); err != nil {
+	if err := boltWriteVMs(vms, c, enc); err != nil {
 		return err
 	}
 	return boltAppendJournal(journal, c)
 }
 
 // boltBulk is the number of VMs set in one change from which the vms
-// bucket's pages are filled up (a bootstrap) instead of split in halves.
+// bucket's pages are filled up (a bootstrap) instead of split in halves,
+// and from which the VMs are encoded before the transaction, in parallel
+// (boltEncodeBulk).
 const boltBulk = 1000
 
-// boltBufSize is the size of the buffers boltWriteVMs cuts keys and
-// values from.
+// boltBufSize is the size of the buffers VMs' keys and values are cut
+// from.
 const boltBufSize = 256 << 10
 
-func boltWriteVMs(vms *bbolt.Bucket, c *store.ZoneChange) error {
+// boltEncodeChunk is how many VMs one task of boltEncodeBulk encodes.
+const boltEncodeChunk = 4096
+
+// boltEncoded is one change's SetVMs ready to put: keys sorted (bbolt
+// inserts in order far faster than at random), vals[i] the encoded
+// records of keys[i].
+type boltEncoded struct {
+	keys, vals [][]byte
+}
+
+// boltEncodeBulk encodes the SetVMs of every change of at least boltBulk
+// VMs, over all cores, before the write transaction: a bootstrap's
+// encoding is most of its Apply, and the transaction, which has one
+// writer, then only puts. The result has one entry per change, nil for
+// the changes left to boltWriteVMs.
+//
+// Keys and values are cut from shared buffers (bbolt keeps them, not
+// copies, until the transaction ends): a few allocations for a
+// bootstrap's 100k VMs, not two a VM.
+func boltEncodeBulk(changes []store.ZoneChange) []*boltEncoded {
+	out := make([]*boltEncoded, len(changes))
+	type chunk struct{ zone, from, to int }
+	var bulk []int
+	for i := range changes {
+		if len(changes[i].SetVMs) >= boltBulk {
+			bulk = append(bulk, i)
+		}
+	}
+	if len(bulk) == 0 {
+		return out
+	}
+	sorted := make([][]string, len(changes))
+	boltEach(len(bulk), func(j int) {
+		i := bulk[j]
+		sorted[i] = slices.Sorted(maps.Keys(changes[i].SetVMs))
+		n := len(sorted[i])
+		out[i] = &boltEncoded{keys: make([][]byte, n), vals: make([][]byte, n)}
+	})
+	var chunks []chunk
+	for _, i := range bulk {
+		for from := 0; from < len(sorted[i]); from += boltEncodeChunk {
+			chunks = append(chunks, chunk{zone: i, from: from, to: min(from+boltEncodeChunk, len(sorted[i]))})
+		}
+	}
+	boltEach(len(chunks), func(j int) {
+		ch := chunks[j]
+		c, enc, vms := &changes[ch.zone], out[ch.zone], sorted[ch.zone]
+		recsEnc := store.NewVMRecordsEncoder(c.Zone)
+		var buf []byte
+		for k := ch.from; k < ch.to; k++ {
+			enc.keys[k], enc.vals[k], buf = boltCutVM(buf, vms[k], recsEnc, c.SetVMs[vms[k]])
+		}
+	})
+	return out
+}
+
+// boltCutVM appends vm and the encoding of its records recs (by enc,
+// the zone's encoder) to buf, a new buffer when buf lacks room, and returns the
+// two as slices of their own (full slice expressions: a later append
+// never writes into them) with the buffer to go on with.
+func boltCutVM(buf []byte, vm string, enc store.VMRecordsEncoder, recs []store.Record) (key, val, rest []byte) {
+	if need := len(vm) + 1 + len(recs)*24; cap(buf)-len(buf) < need {
+		buf = make([]byte, 0, max(need, boltBufSize))
+	}
+	start := len(buf)
+	buf = append(buf, vm...)
+	mid := len(buf)
+	buf = enc.Append(buf, recs)
+	return buf[start:mid:mid], buf[mid:len(buf):len(buf)], buf
+}
+
+// boltEach calls do(0) … do(n-1) over up to GOMAXPROCS goroutines.
+func boltEach(n int, do func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				do(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// boltWriteVMs writes the VMs c sets, encoded beforehand as enc when
+// that is not nil, and deletes the ones it drops.
+func boltWriteVMs(vms *bbolt.Bucket, c *store.ZoneChange, enc *boltEncoded) error {
 	if len(c.SetVMs) >= boltBulk {
 		vms.FillPercent = 0.9
 	}
-	// Sorted keys: bbolt inserts in order far faster than at random.
-	// Keys and values are cut from shared buffers (bbolt keeps them, not
-	// copies, until the transaction ends): a few allocations for a
-	// bootstrap's 100k VMs, not two a VM.
-	enc := store.NewVMRecordsEncoder(c.Zone)
-	var buf []byte
-	for _, vm := range slices.Sorted(maps.Keys(c.SetVMs)) {
-		recs := c.SetVMs[vm]
-		if need := len(vm) + 1 + len(recs)*24; cap(buf)-len(buf) < need {
-			buf = make([]byte, 0, max(need, boltBufSize))
+	if enc != nil {
+		for i, key := range enc.keys {
+			if err := vms.Put(key, enc.vals[i]); err != nil {
+				return fmt.Errorf("vms/%s: %w", key, err)
+			}
 		}
-		start := len(buf)
-		buf = append(buf, vm...)
-		mid := len(buf)
-		buf = enc.Append(buf, recs)
-		// Full slice expressions: the next append never writes into them.
-		if err := vms.Put(buf[start:mid:mid], buf[mid:len(buf):len(buf)]); err != nil {
-			return fmt.Errorf("vms/%s: %w", vm, err)
+	} else {
+		recsEnc := store.NewVMRecordsEncoder(c.Zone)
+		var buf, key, val []byte
+		for _, vm := range slices.Sorted(maps.Keys(c.SetVMs)) {
+			key, val, buf = boltCutVM(buf, vm, recsEnc, c.SetVMs[vm])
+			if err := vms.Put(key, val); err != nil {
+				return fmt.Errorf("vms/%s: %w", vm, err)
+			}
 		}
 	}
 	for _, vm := range c.DelVMs {

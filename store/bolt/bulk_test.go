@@ -35,16 +35,19 @@ func bulkZone(zone string, prev, next store.Serial, n int) store.ZoneChange {
 	return c
 }
 
-// TestBoltBulkCommit writes a bootstrap-sized change (more VMs than
-// boltBulk, one VM larger than a value buffer) and reads it back after a
-// reopen; then an Apply that writes such a change and fails on another
-// zone of the same commit leaves the file as it was.
+// TestBoltBulkCommit writes a bootstrap-sized commit (zones of more VMs
+// than boltBulk, encoded before the transaction in several chunks, one VM
+// larger than a value buffer, beside a zone below boltBulk written in
+// the transaction) and reads it back after a reopen; then an Apply that
+// writes such a change and fails on another zone of the same commit
+// leaves the file as it was.
 func TestBoltBulkCommit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cnsd.db")
 	b := openBolt(t, path)
-	first := bulkZone("dc1.example.com", 0, 100, 1500)
+	first := bulkZone("dc1.example.com", 0, 100, 9000)
 	first.KeepJournal = 0 // a bootstrap larger than the journal's bound
-	if err := b.Apply(t.Context(), 1, []store.ZoneChange{first}); err != nil {
+	beside := []store.ZoneChange{bulkZone("pub.example.com", 0, 7, 1200), bulkZone("0.10.in-addr.arpa", 0, 7, 300)}
+	if err := b.Apply(t.Context(), 1, append([]store.ZoneChange{first}, beside...)); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
@@ -57,16 +60,18 @@ func TestBoltBulkCommit(t *testing.T) {
 			t.Fatalf("%s: %v", when, err)
 		}
 		z := zones["dc1.example.com"]
-		if len(zones) != 1 || z == nil || z.Serial != 100 || len(z.Journal) != 0 {
+		if len(zones) != 3 || z == nil || z.Serial != 100 || len(z.Journal) != 0 {
 			t.Fatalf("%s: zones %v", when, slices.Collect(maps.Keys(zones)))
 		}
-		if !maps.EqualFunc(z.VMs, first.SetVMs, slices.Equal) {
-			t.Errorf("%s: the VMs read back differ from those written", when)
+		for _, c := range append([]store.ZoneChange{first}, beside...) {
+			if z := zones[c.Zone]; z == nil || !maps.EqualFunc(z.VMs, c.SetVMs, slices.Equal) {
+				t.Errorf("%s: the VMs of %s read back differ from those written", when, c.Zone)
+			}
 		}
 	}
 	check("after reopening")
 
-	second := bulkZone("dc1.example.com", 100, 101, 2000)
+	second := bulkZone("dc1.example.com", 100, 101, 5000)
 	second.KeepJournal = 1
 	conflict := boltZone(5, 6) // the zone does not exist: stored serial 0
 	conflict.Zone = "pub.example.com"
