@@ -6,6 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,6 +39,11 @@ import (
 // listing's: what evaluating and committing add to the listing that
 // cnsd cannot do without (issue 18's aim: at most 1.5). The machine's
 // cores are shared by cnsd and the cloud in both timings.
+//
+// peak-MB is the test process's peak resident memory during the
+// bootstrap (Linux's VmHWM, reset before it starts): the memory an
+// operator must give cnsd for its first start, which the steady state
+// after it does not show.
 //
 // With BOOTSTRAP_LOG=path, each bootstrap's log (level Info: the
 // listing, its evaluation, the store's "large commit" with its phases)
@@ -70,17 +78,20 @@ func BenchmarkBootstrap(b *testing.B) {
 	for _, be := range backends {
 		b.Run(be.name, func(b *testing.B) {
 			var elapsed, listing time.Duration
+			var peak uint64
 			for b.Loop() {
 				b.StopTimer()
 				listing += listAlone(b, w.url, vms)
 				backend := be.open(b)
 				w.t = b
+				resetPeakRSS(b)
 				b.StartTimer()
 				start := time.Now()
 				w.start(s, backend)
 				w.waitFor("the bootstrap", func() bool { return countRecords(w.store) == want && w.p.Idle() })
 				elapsed += time.Since(start)
 				b.StopTimer()
+				peak = max(peak, peakRSS(b))
 				if f := os.Getenv("BOOTSTRAP_LOG"); f != "" {
 					if err := os.WriteFile(f+"."+be.name, []byte(w.logs.String()), 0o644); err != nil {
 						b.Fatal(err)
@@ -96,6 +107,7 @@ func BenchmarkBootstrap(b *testing.B) {
 			b.ReportMetric(per, "s/bootstrap")
 			b.ReportMetric(listing.Seconds()/float64(b.N), "s/listing")
 			b.ReportMetric(elapsed.Seconds()/listing.Seconds(), "x-listing")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
 		})
 	}
 }
@@ -133,6 +145,37 @@ func listAlone(b *testing.B, url string, vms int) time.Duration {
 	}
 	runtime.GC()
 	return took
+}
+
+// resetPeakRSS starts the process's peak resident memory (VmHWM) again
+// from what it holds now; runtime.GC first, so that the garbage of what
+// came before does not count.
+func resetPeakRSS(b *testing.B) {
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Fatalf("reset the peak resident memory: %v", err)
+	}
+}
+
+// peakRSS is the process's peak resident memory since resetPeakRSS, in
+// bytes.
+func peakRSS(b *testing.B) uint64 {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				b.Fatalf("VmHWM: %q: %v", rest, err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatal("no VmHWM in /proc/self/status")
+	return 0
 }
 
 // countRecords counts the records st serves, cheaply enough to ask often

@@ -29,8 +29,23 @@ import (
 // collected and given back at once: a quiet server should not wait for
 // its next allocation burst to shrink.
 //
+// Before that release the process is starting: it lists the cloud and
+// builds its zones from nothing, allocating several times what it will
+// keep, and every collection marks all that the build has made so far.
+// From the first Store's Open the collector is given bootGCPercent of
+// headroom (bootHeadroom): a bootstrap of 100k VMs collects a quarter as
+// often and takes a fifth less time, for about a tenth more peak
+// memory, since the peak is the build's own and not the headroom's
+// (docs/BENCHMARKS.md, "Issue 18: the collector's headroom during the
+// bootstrap"). It ends at the first large build's release, which
+// collects it, or at the first headroomTick in which the collector was
+// quiet (a start whose store is small, or whose cloud does not answer):
+// from then on the controller above runs.
+//
 // An operator who set GOGC in the environment keeps it: the headroom is
-// then never touched. GOMEMLIMIT works as the runtime documents, on top.
+// then never touched. GOMEMLIMIT works as the runtime documents, on top:
+// the collector runs early when the process nears it, whatever the
+// headroom.
 
 const (
 	// headroomFloor is the least headroom the collector is given, in
@@ -46,6 +61,8 @@ const (
 	// before the headroom grows, and under which it shrinks.
 	gcBusy  = 0.02
 	gcQuiet = 0.005
+	// bootGCPercent is the headroom while the process starts.
+	bootGCPercent = 400
 )
 
 // gcPercentFor is the least GOGC percent a live heap of live bytes gets:
@@ -78,6 +95,9 @@ var headroom struct {
 	// timer runs the next tick; nil when the controller is stopped.
 	timer   *time.Timer
 	percent int
+	// boot: the process is starting (bootHeadroom) and percent is
+	// bootGCPercent; booted: that happened once, and never again.
+	boot, booted bool
 	// gcCPU and allCPU are the compulsory collection CPU time and the
 	// process's CPU capacity at the last tick, in seconds.
 	gcCPU, allCPU float64
@@ -93,20 +113,48 @@ var headroomSamples = []metrics.Sample{
 	{Name: "/memory/classes/heap/free:bytes"},
 }
 
-// keepHeadroom starts the controller, unless the environment sets GOGC
-// or it runs already. It starts at Go's default.
+// bootHeadroom gives the collector bootGCPercent until the start is
+// over (see above), once per process, unless the environment sets GOGC
+// or the controller runs already.
+func bootHeadroom() {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return
+	}
+	headroom.mu.Lock()
+	defer headroom.mu.Unlock()
+	if headroom.timer != nil || headroom.booted {
+		return
+	}
+	headroom.boot, headroom.booted = true, true
+	startHeadroomLocked(bootGCPercent)
+}
+
+// keepHeadroom starts the controller at Go's default, unless the
+// environment sets GOGC or it runs already; a start's headroom
+// (bootHeadroom) ends here.
 func keepHeadroom() {
 	if _, set := os.LookupEnv("GOGC"); set {
 		return
 	}
 	headroom.mu.Lock()
 	defer headroom.mu.Unlock()
-	if headroom.timer != nil {
+	if headroom.timer != nil && !headroom.boot {
 		return
 	}
-	headroom.percent = 100
-	debug.SetGCPercent(100)
+	headroom.boot = false
+	startHeadroomLocked(100)
+}
+
+// startHeadroomLocked sets GOGC to percent and the controller's next
+// tick a headroomTick from now.
+func startHeadroomLocked(percent int) {
+	headroom.percent = percent
+	debug.SetGCPercent(percent)
 	headroom.gcCPU, headroom.allCPU, _, _ = readHeadroomSamples()
+	if headroom.timer != nil {
+		headroom.timer.Reset(headroomTick)
+		return
+	}
 	headroom.timer = time.AfterFunc(headroomTick, tickHeadroom)
 }
 
@@ -119,6 +167,7 @@ func stopHeadroom() {
 		headroom.timer.Stop()
 		headroom.timer = nil
 	}
+	headroom.boot = false
 	debug.SetGCPercent(100)
 }
 
@@ -140,6 +189,15 @@ func stepHeadroomLocked() {
 	share := 0.0
 	if d := allCPU - headroom.allCPU; d > 0 {
 		share = (gcCPU - headroom.gcCPU) / d
+	}
+	if headroom.boot {
+		if share >= gcQuiet {
+			// Still starting: keep the start's headroom.
+			headroom.gcCPU, headroom.allCPU = gcCPU, allCPU
+			return
+		}
+		headroom.boot, headroom.percent = false, 100
+		debug.SetGCPercent(100)
 	}
 	p := nextGCPercent(headroom.percent, share, live)
 	if p != headroom.percent {

@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
+	"time"
 )
 
 const mib = 1 << 20
@@ -101,12 +102,98 @@ func TestHeadroomFollowsLiveHeap(t *testing.T) {
 
 func TestHeadroomLeavesGOGCSetByTheOperator(t *testing.T) {
 	t.Setenv("GOGC", "300")
-	keepHeadroom()
+	stopHeadroom() // the Stores other tests opened started it
 	headroom.mu.Lock()
-	running := headroom.timer != nil
+	headroom.booted = false
 	headroom.mu.Unlock()
-	if running {
+	for _, start := range []struct {
+		name string
+		f    func()
+	}{{"bootHeadroom", bootHeadroom}, {"keepHeadroom", keepHeadroom}} {
+		start.f()
+		headroom.mu.Lock()
+		running := headroom.timer != nil
+		headroom.mu.Unlock()
+		if running {
+			stopHeadroom()
+			t.Fatalf("%s started although GOGC is set", start.name)
+		}
+	}
+}
+
+// TestHeadroomAtStart opens Stores in a process whose environment does
+// not set GOGC: the first Open gives the collector the start's headroom,
+// kept while collections are busy, given up at the first quiet step,
+// never taken again by a later Open, and ended by the first large
+// build's release when that comes first.
+func TestHeadroomAtStart(t *testing.T) {
+	t.Setenv("GOGC", "") // restored after the test; bootHeadroom must find it unset
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+	defer stopHeadroom()
+	gogc := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	read := func() uint64 {
+		metrics.Read(gogc)
+		return gogc[0].Value.Uint64()
+	}
+	step := func() uint64 {
+		headroom.mu.Lock()
+		stepHeadroomLocked()
+		headroom.mu.Unlock()
+		return read()
+	}
+	restart := func() {
 		stopHeadroom()
-		t.Fatal("keepHeadroom started although GOGC is set")
+		headroom.mu.Lock()
+		headroom.booted = false
+		headroom.mu.Unlock()
+	}
+	restart()
+	open(t, NewMemory(), Options{})
+	if p := read(); p != bootGCPercent {
+		t.Fatalf("GOGC after the first Open = %d, want %d", p, bootGCPercent)
+	}
+	// Collections of a heap full of pointers, most of the step's time:
+	// a busy start.
+	ptrs := make([]*int, 4<<20)
+	for i := range ptrs {
+		ptrs[i] = new(int)
+	}
+	headroom.mu.Lock()
+	headroom.gcCPU, headroom.allCPU, _, _ = readHeadroomSamples()
+	headroom.mu.Unlock()
+	for range 4 {
+		runtime.GC()
+	}
+	if p := step(); p != bootGCPercent {
+		t.Errorf("GOGC after a step of forced collections = %d, want the start's %d", p, bootGCPercent)
+	}
+	runtime.KeepAlive(ptrs)
+	ptrs = nil
+	runtime.GC()
+	headroom.mu.Lock()
+	headroom.gcCPU, headroom.allCPU, _, _ = readHeadroomSamples()
+	headroom.mu.Unlock()
+	time.Sleep(200 * time.Millisecond) // nothing collected: a quiet step
+	if p := step(); p != 100 {
+		t.Errorf("GOGC after a quiet step = %d, want 100 (a test binary's live heap is far under 32 MiB)", p)
+	}
+	open(t, NewMemory(), Options{})
+	if p := read(); p != 100 {
+		t.Errorf("GOGC after a second Open = %d, want 100: the start's headroom is taken once", p)
+	}
+
+	restart()
+	open(t, NewMemory(), Options{})
+	keepHeadroom() // a large build's release
+	if p := read(); p != 100 {
+		t.Errorf("GOGC after the release = %d, want 100", p)
+	}
+	headroom.mu.Lock()
+	boot, running := headroom.boot, headroom.timer != nil
+	headroom.mu.Unlock()
+	if boot || !running {
+		t.Errorf("after the release: start's headroom %v, controller running %v; want false, true", boot, running)
 	}
 }

@@ -115,6 +115,7 @@ func Open(ctx context.Context, b Backend, opts Options, log *slog.Logger) (*Stor
 	if opts.RRsetWarn == 0 {
 		opts.RRsetWarn = DefaultRRsetWarn
 	}
+	bootHeadroom()
 	s := &Store{b: b, opts: opts, log: log, vms: map[string]map[string][]Record{},
 		vmZones: map[string][]string{}, dropped: map[string]Serial{}, lost: map[string]lostZone{}, vanished: map[string]time.Time{}, overRRset: map[string]bool{}}
 	data, err := b.Load(ctx, func(key string, err error) {
