@@ -210,10 +210,10 @@ func walkDiff(old *nameTree, b bulkNames) (removed, added []Record) {
 	ks := make([]keyed, len(ds))
 	nr, na := 0, 0
 	for i, d := range ds {
-		ks[i] = keyed{prefix8(d.name), d.name, int32(i)}
+		ks[i] = keyed{s: d.name, i: int32(i)}
 		nr, na = nr+len(d.removed), na+len(d.added)
 	}
-	slices.SortFunc(ks, keyed.compare)
+	sortKeyed(ks)
 	if nr > 0 {
 		removed = make([]Record, 0, nr)
 	}
@@ -235,10 +235,10 @@ func allRecords(b bulkNames, changed map[int32][]Record) []Record {
 	ks := make([]keyed, len(b.names))
 	n := 0
 	for i, name := range b.names {
-		ks[i] = keyed{prefix8(name), name, int32(i)}
+		ks[i] = keyed{s: name, i: int32(i)}
 		n += len(b.nodes[i].recs)
 	}
-	slices.SortFunc(ks, keyed.compare)
+	sortKeyed(ks)
 	if n == 0 {
 		return nil
 	}
@@ -282,50 +282,29 @@ func groupEdit(e edit, recs []Record) edit {
 // the result is checked, and sorted by nameOrder itself should the check
 // fail.
 func canonicalOrder(n int, name func(i int) string) []int32 {
-	// Every key is cut from one string: one allocation, not one a name.
+	// Every key is cut from one buffer: one allocation, not one a name.
 	size := 0
 	for i := range n {
 		size += len(name(i)) + 1 // a key is no longer than its name and a byte
 	}
+	// The keys are appended within buf's room: it is never copied, and
+	// each key's bytes, once cut, are not written again; nor do the keys
+	// outlive this call. No copy of a bootstrap's 60 MB of keys into
+	// strings.
 	buf := make([]byte, 0, size)
-	ends := make([]int, n)
+	ks := make([]keyed, n)
 	plain := true
 	for i := range n {
 		nm := name(i)
+		start := len(buf)
 		buf = canonicalKey(buf, nm)
-		ends[i] = len(buf)
+		ks[i].i = int32(i)
+		if len(buf) > start {
+			ks[i].s = unsafe.String(&buf[start], len(buf)-start)
+		}
 		plain = plain && plainName(nm)
 	}
-	// buf is not written again, and the keys do not outlive this call:
-	// no copy of a bootstrap's 60 MB of keys.
-	var all string
-	if len(buf) > 0 {
-		all = unsafe.String(&buf[0], len(buf))
-	}
-	ks := make([]keyed, n)
-	for i, end := range ends {
-		start := 0
-		if i > 0 {
-			start = ends[i-1]
-		}
-		ks[i] = keyed{s: all[start:end], i: int32(i)}
-	}
-	// Every key starts with the zone's labels: the prefixes compared
-	// first are taken after the bytes all keys share.
-	common := 0
-	if len(ks) > 0 {
-		common = len(ks[0].s)
-		for _, k := range ks[1:] {
-			common = min(common, len(k.s))
-			for common > 0 && k.s[:common] != ks[0].s[:common] {
-				common--
-			}
-		}
-	}
-	for i := range ks {
-		ks[i].pre = prefix8(ks[i].s[common:])
-	}
-	slices.SortFunc(ks, keyed.compare)
+	sortKeyed(ks)
 	order := make([]int32, len(ks))
 	for k := range ks {
 		order[k] = ks[k].i
@@ -372,34 +351,4 @@ func canonicalKey(buf []byte, name string) []byte {
 		name = name[:i]
 	}
 	return buf
-}
-
-// keyed is a string to sort and its position, with its first eight bytes
-// as a number compared first: most comparisons of a sort of a zone's
-// names then read no string, whose bytes are all over the heap.
-type keyed struct {
-	pre uint64
-	s   string
-	i   int32
-}
-
-// compare orders by s: pre is a prefix of s padded with zero bytes, and
-// padding with the smallest byte keeps the order of the strings.
-func (a keyed) compare(b keyed) int {
-	if c := cmp.Compare(a.pre, b.pre); c != 0 {
-		return c
-	}
-	return strings.Compare(a.s, b.s)
-}
-
-// prefix8 is s's first eight bytes, big endian, padded with zero bytes.
-func prefix8(s string) uint64 {
-	var p uint64
-	for i := range 8 {
-		p <<= 8
-		if i < len(s) {
-			p |= uint64(s[i])
-		}
-	}
-	return p
 }

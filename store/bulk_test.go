@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -104,17 +105,152 @@ func provided(s *Store, zone, vm string) []Record {
 	return slices.Collect(s.Snapshot(zone).Provided(vm))
 }
 
-// TestKeyedCompare checks that comparing the eight-byte prefixes first
-// orders strings as strings.Compare does, around the eighth byte and
-// with zero bytes, which the padding also uses.
+// TestKeyedCompare checks that the eight-byte digits (digit) order
+// strings as strings.Compare does, around the eighth byte, with zero
+// bytes, which the padding also uses (equal digits of different strings
+// only when one is shorter than eight bytes), and from an offset; and
+// that sortKeyed sorts these strings so.
 func TestKeyedCompare(t *testing.T) {
 	ss := []string{"", "\x00", "a", "a\x00", "a\x00b", "abcdefg", "abcdefgh", "abcdefgh\x00", "abcdefghi",
-		"abcdefgi", "abcdefh", "b", "\xff", "\xff\xff\xff\xff\xff\xff\xff\xff\x00", "vm-1.inst.u1", "vm-1.inst.u10"}
+		"abcdefgi", "abcdefh", "b", "\xff", "\xff\xff\xff\xff\xff\xff\xff\xff\x00", "vm-1.inst.u1", "vm-1.inst.u10",
+		"abcdef", "abcdef\x00", "abcdef\x00\x00", "abcdefg\x00", "abcdef\x01", "\x00\x00\x00\x00\x00\x00\x00"}
 	for _, x := range ss {
 		for _, y := range ss {
-			got := keyed{prefix8(x), x, 0}.compare(keyed{prefix8(y), y, 0})
-			if want := strings.Compare(x, y); got != want {
-				t.Errorf("compare(%q, %q) = %d, want %d", x, y, got, want)
+			for off := 0; off <= min(len(x), len(y), 3); off++ {
+				if x[:off] != y[:off] {
+					continue
+				}
+				got := cmp.Compare(digit(x, off), digit(y, off))
+				want := strings.Compare(x[off:], y[off:])
+				long := len(x) >= off+digitBytes && len(y) >= off+digitBytes
+				if got == 0 && want != 0 && long && x[:off+digitBytes] != y[:off+digitBytes] {
+					t.Errorf("digits of %q and %q from %d equal, strings differ within eight bytes", x, y, off)
+				}
+				if got != 0 && got != want {
+					t.Errorf("digits of %q and %q from %d compare %d, strings %d", x, y, off, got, want)
+				}
+			}
+		}
+	}
+	checkSortKeyed(t, ss)
+}
+
+// checkSortKeyed sorts ss with sortKeyed and checks the order against
+// strings.Compare, every index once.
+func checkSortKeyed(t *testing.T, ss []string) {
+	t.Helper()
+	ks := make([]keyed, len(ss))
+	for i := range ks {
+		ks[i] = keyed{pre: uint64(i) * 0x9e3779b97f4a7c15, s: ss[i], i: int32(i)} // pre is overwritten
+	}
+	sortKeyed(ks)
+	seen := make([]bool, len(ss))
+	for k, kd := range ks {
+		if seen[kd.i] {
+			t.Fatalf("index %d twice", kd.i)
+		}
+		seen[kd.i] = true
+		if k > 0 && strings.Compare(ss[ks[k-1].i], ss[kd.i]) > 0 {
+			t.Fatalf("%q sorted before %q", ss[ks[k-1].i], ss[kd.i])
+		}
+	}
+}
+
+// TestSortKeyedRandom: sortKeyed orders random strings as strings.Compare
+// does, with groups large enough to be sorted digit by digit: strings
+// of few bytes (a few zero bytes among them), sharing long prefixes of
+// every length, equal ones, and prefixes of one another.
+func TestSortKeyedRandom(t *testing.T) {
+	for seed := range uint64(200) {
+		rng := rand.New(rand.NewPCG(seed, 5))
+		alphabet := []string{"\x00", "\x01", "a", "b", "\xff"}[:1+rng.IntN(5)]
+		prefixes := []string{""}
+		for range rng.IntN(4) {
+			p := strings.Repeat("p", rng.IntN(40))
+			prefixes = append(prefixes, p, p+"\x00", p+"q")
+		}
+		ss := make([]string, rng.IntN(3000))
+		for i := range ss {
+			var b strings.Builder
+			b.WriteString(prefixes[rng.IntN(len(prefixes))])
+			for range rng.IntN(20) {
+				b.WriteString(alphabet[rng.IntN(len(alphabet))])
+			}
+			ss[i] = b.String()
+			if i > 0 && rng.IntN(10) == 0 {
+				ss[i] = ss[rng.IntN(i)] // equal to another
+			}
+		}
+		checkSortKeyed(t, ss)
+	}
+}
+
+// FuzzSortKeyed: sortKeyed orders any strings as strings.Compare does;
+// the input is cut into strings at each 0xfe byte, and repeated so that
+// groups are sorted digit by digit.
+func FuzzSortKeyed(f *testing.F) {
+	f.Add([]byte("a\xfeab\xfeabcdefgh\xfeabcdefg\x00\xfe\x00\x00\xfeabcdefghijklmnopq\xfeabcdefghijklmnop"), uint8(3))
+	f.Fuzz(func(t *testing.T, data []byte, times uint8) {
+		parts := strings.Split(string(data), "\xfe")
+		var ss []string
+		for k := range 1 + int(times)%20 {
+			for i, p := range parts {
+				ss = append(ss, p+strings.Repeat("\x00", (i+k)%3))
+			}
+		}
+		checkSortKeyed(t, ss)
+	})
+}
+
+// TestCanonicalOrderNames: canonicalOrder sorts names as bulkOrder does:
+// many names of one zone, with labels sharing long prefixes (UUIDs of
+// one account), upper case, escapes, wildcards, the zone's apex, names
+// of different label counts, repeated names, names outside the zone and
+// names that are not plain (an empty label, a zero byte: checked).
+func TestCanonicalOrderNames(t *testing.T) {
+	uuid := func(i int) string { return fmt.Sprintf("%08x-0000-4000-8000-%012x", i*7919%50, i%3) }
+	for seed := range uint64(60) {
+		rng := rand.New(rand.NewPCG(seed, 9))
+		zone := []string{"cns.example.com.", "EXAMPLE.com.", "10.in-addr.arpa."}[rng.IntN(3)]
+		labels := []string{"*", "a", "A", "inst", "Inst", "web\\.1", "web\\0651", "\\.", "a-b", "web", "web0", "web00", "x\\032y"}
+		label := func() string {
+			if rng.IntN(3) == 0 {
+				return uuid(rng.IntN(200))
+			}
+			return labels[rng.IntN(len(labels))]
+		}
+		names := make([]string, 1+rng.IntN(2000))
+		plain := seed%3 != 0
+		for i := range names {
+			ls := make([]string, rng.IntN(5))
+			for j := range ls {
+				ls[j] = label()
+			}
+			name := strings.Join(append(ls, zone), ".")
+			switch r := rng.IntN(40); {
+			case r == 0:
+				name = zone
+			case r == 1:
+				name = "other." + strings.TrimPrefix(zone, "cns.")
+			case r == 2 && i > 0:
+				name = names[rng.IntN(i)]
+			case r == 3 && !plain:
+				name = "\x00." + name
+			case r == 4 && !plain:
+				name = "a.." + zone
+			}
+			names[i] = name
+		}
+		order := canonicalOrder(len(names), func(i int) string { return names[i] })
+		got := make([]string, len(order))
+		for k, i := range order {
+			got[k] = names[i]
+		}
+		want := slices.Clone(names)
+		slices.SortFunc(want, bulkOrder)
+		for k := range got {
+			if got[k] != want[k] {
+				t.Fatalf("seed %d: at %d %q, want %q", seed, k, got[k], want[k])
 			}
 		}
 	}

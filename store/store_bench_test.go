@@ -6,7 +6,10 @@ import (
 	"math/rand"
 	"runtime"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -108,13 +111,20 @@ func BenchmarkSnapshotLookup(b *testing.B) {
 // one batch: the store core's share of a first start (planning, building
 // the snapshots and their diffs), without a backend's writing.
 func BenchmarkCommitBootstrap(b *testing.B) {
+	benchBootstrap(b, func(i int) zonegen.Contribution { return benchVM(i, 0, 1) }, 10)
+}
+
+// benchBootstrap commits benchVMs() VMs, vm(i) the i-th, of perVM
+// records each, to an empty store over Memory in one batch.
+func benchBootstrap(b *testing.B, vm func(i int) zonegen.Contribution, perVM int) {
 	n := benchVMs()
 	batch := make([]zonegen.Contribution, n)
 	for i := range batch {
-		batch[i] = benchVM(i, 0, 1)
+		batch[i] = vm(i)
 	}
 	ctx := context.Background()
 	runtime.GC()
+	cpu := cpuTime(b)
 	for b.Loop() {
 		b.StopTimer()
 		s, _ := open(b, NewMemory(), Options{})
@@ -123,7 +133,8 @@ func BenchmarkCommitBootstrap(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(n*10), "records")
+	reportCPU(b, cpu)
+	b.ReportMetric(float64(n*perVM), "records")
 }
 
 // BenchmarkCommitBootstrapAfterNodes is BenchmarkCommitBootstrap into
@@ -142,6 +153,7 @@ func BenchmarkCommitBootstrapAfterNodes(b *testing.B) {
 	}
 	ctx := context.Background()
 	runtime.GC()
+	cpu := cpuTime(b)
 	for b.Loop() {
 		b.StopTimer()
 		s, _ := open(b, NewMemory(), Options{})
@@ -153,6 +165,7 @@ func BenchmarkCommitBootstrapAfterNodes(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu)
 	b.ReportMetric(float64(n*10), "records")
 }
 
@@ -218,4 +231,89 @@ func BenchmarkTreeDiffSmallOld(b *testing.B) {
 			}
 		})
 	}
+}
+
+// cnsVM is VM i's contribution shaped as cnsd's: in each of two forward
+// zones, its instance names <vm uuid>.inst.<account uuid> and
+// <alias>.inst.<login>, and the same under two networks'
+// prefixes, where a thousand accounts hold a hundred VMs each and two
+// VMs of an account share an alias; and a PTR record in a reverse zone.
+// The names of an account share its forty bytes after the zone's, which
+// an eight-byte prefix does not tell apart.
+func cnsVM(i int) zonegen.Contribution {
+	h := uint64(i) * 0x9e3779b97f4a7c15
+	vm := fmt.Sprintf("%08x-%04x-4%03x-8%03x-%012x", uint32(h>>32), uint16(h>>16), h&0xfff, (h>>12)&0xfff, i)
+	acct := i % 1000
+	owner := fmt.Sprintf("%08x-0000-4000-8000-%012x", uint32(acct)*2654435761, acct)
+	login := fmt.Sprintf("user%d", acct)
+	alias := fmt.Sprintf("web%d", (i/1000)%50)
+	addr := fmt.Sprintf("10.%d.%d.%d", (i>>16)&255, (i>>8)&255, i&255)
+	zones := map[string][]Record{}
+	for _, zone := range []string{"dc1.cns.example.com.", "pub.example.com."} {
+		var recs []Record
+		for _, inst := range []string{vm + ".inst." + owner, alias + ".inst." + login} {
+			for _, net := range []string{"", "admin.", "external."} {
+				recs = append(recs, Record{Name: net + inst + "." + zone, Type: zonegen.TypeA, Data: addr, Source: vm})
+			}
+		}
+		zones[zone] = recs
+	}
+	rev := fmt.Sprintf("%d.10.in-addr.arpa.", (i>>16)&255)
+	zones[rev] = []Record{{Name: fmt.Sprintf("%d.%d.%s", i&255, (i>>8)&255, rev), Type: zonegen.TypePTR, Data: vm + ".inst." + owner + ".dc1.cns.example.com.", Source: vm}}
+	return contrib(vm, zones)
+}
+
+// BenchmarkCommitBootstrapCNS is BenchmarkCommitBootstrap with cnsd's
+// names (cnsVM): two forward zones of 600k records each, whose names
+// share long prefixes once their labels are read from the right.
+func BenchmarkCommitBootstrapCNS(b *testing.B) { benchBootstrap(b, cnsVM, 13) }
+
+// BenchmarkCanonicalOrder sorts the first forward zone's names of 100k VMs
+// into nameOrder (canonicalOrder): the store benchmarks' names and
+// cnsd's (cnsVM).
+func BenchmarkCanonicalOrder(b *testing.B) {
+	n := benchVMs()
+	for _, c := range []struct {
+		name string
+		vm   func(int) zonegen.Contribution
+	}{{"bench", func(i int) zonegen.Contribution { return benchVM(i, 0, 1) }}, {"cns", cnsVM}} {
+		b.Run(c.name, func(b *testing.B) {
+			var names []string
+			for i := range n {
+				for _, zr := range c.vm(i).Zones {
+					if strings.HasSuffix(zr.Zone, ".example.com.") {
+						for _, r := range zr.Records {
+							names = append(names, r.Name)
+						}
+						break
+					}
+				}
+			}
+			rand.New(rand.NewSource(1)).Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+			runtime.GC()
+			cpu := cpuTime(b)
+			for b.Loop() {
+				canonicalOrder(len(names), func(i int) string { return names[i] })
+			}
+			reportCPU(b, cpu)
+			b.ReportMetric(float64(len(names)), "names")
+		})
+	}
+}
+
+// cpuTime is the user and system CPU time of this process so far: on a
+// machine shared with other work a benchmark's CPU per operation
+// (reportCPU) moves less than its wall time.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU time since start (cpuTime) per operation,
+// the collector's included.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
 }
