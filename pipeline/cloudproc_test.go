@@ -63,7 +63,8 @@ func newCloudProcess(t testing.TB, f *mockcloud.Fixture) *world {
 			<-done
 		}
 	})
-	w := &world{t: t, logs: &logtest.Buffer{}, clock: &clock{t: time.Now()}, level: slog.LevelDebug, limit: waitLimit}
+	w := &world{t: t, logs: &logtest.Buffer{}, clock: &clock{t: time.Now()}, level: slog.LevelDebug, limit: waitLimit,
+		cloudPID: cmd.Process.Pid}
 	sc := bufio.NewScanner(stdout)
 	for (w.url == "" || w.ldapURL == "") && sc.Scan() {
 		switch fs := strings.Fields(sc.Text()); {

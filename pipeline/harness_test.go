@@ -67,6 +67,9 @@ type world struct {
 	// http and ldap are nil when it runs in a process of its own
 	// (newCloudProcess).
 	url, ldapURL string
+	// cloudPID is the process of the cloud when it runs in one of its
+	// own.
+	cloudPID int
 }
 
 // startWorld runs everything over fixture f with settings s; the

@@ -318,3 +318,41 @@ func TestRedisFollowerSurvivesServerRestart(t *testing.T) {
 		t.Fatal("no Changed signal after the server restarted")
 	}
 }
+
+// TestRedisBulkApply writes a bootstrap-sized commit (zones of
+// thousands of VMs, their values encoded in parallel, beside a small
+// one; VMs of no record to many) and reads every VM back.
+func TestRedisBulkApply(t *testing.T) {
+	ctx := context.Background()
+	r, _ := openTestRedis(t, Options{})
+	var changes []store.ZoneChange
+	for _, z := range []struct {
+		zone string
+		vms  int
+	}{{"dc1.example.", 9000}, {"pub.example.", 1200}, {"0.10.in-addr.arpa.", 3}} {
+		c := store.ZoneChange{Zone: z.zone, Next: 7, SetVMs: map[string][]store.Record{},
+			Diff: store.Diff{Zone: z.zone, To: 7}}
+		for i := range z.vms {
+			vm := fmt.Sprintf("c0000000-0000-4000-8000-%012d", i)
+			recs := []store.Record{}
+			for j := range i % 4 {
+				recs = append(recs, redisA(z.zone, fmt.Sprintf("vm%d-%d", i, j), fmt.Sprintf("10.%d.%d.%d", j, i>>8&0xff, i&0xff), vm))
+			}
+			c.SetVMs[vm] = recs
+		}
+		changes = append(changes, c)
+	}
+	redisMust(t, r.Apply(ctx, 1, changes))
+	got := redisLoad(t, r)
+	for _, c := range changes {
+		z := got[c.Zone]
+		if z == nil || z.Serial != 7 || len(z.VMs) != len(c.SetVMs) {
+			t.Fatalf("zone %s read back: %v", c.Zone, z)
+		}
+		for vm, want := range c.SetVMs {
+			if recs := z.VMs[vm]; len(recs) != len(want) || (len(want) > 0 && !reflect.DeepEqual(recs, want)) {
+				t.Fatalf("zone %s vm %s read back %v, want %v", c.Zone, vm, recs, want)
+			}
+		}
+	}
+}
