@@ -11,9 +11,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 
+	"github.com/cnsd/cnsd/parallel"
 	"github.com/cnsd/cnsd/zonegen"
 )
 
@@ -186,16 +185,9 @@ func (v *VMAPI) addPage(l *VMListing, items []json.RawMessage, page int) {
 // goroutines; the results are in the page's order.
 func decodePage(items []json.RawMessage) ([]zonegen.VM, []error) {
 	vms, errs := make([]zonegen.VM, len(items)), make([]error, len(items))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(len(items)/64, 1)) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(items); i = int(next.Add(1) - 1) {
-				vms[i], errs[i] = decodeVM(items[i])
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Each(len(items), min(runtime.GOMAXPROCS(0), max(len(items)/64, 1)), func(i int) {
+		vms[i], errs[i] = decodeVM(items[i])
+	})
 	return vms, errs
 }
 

@@ -3,12 +3,11 @@ package pipeline
 import (
 	"context"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cnsd/cnsd/feed"
 	"github.com/cnsd/cnsd/hysteresis"
+	"github.com/cnsd/cnsd/parallel"
 	"github.com/cnsd/cnsd/zonegen"
 )
 
@@ -245,18 +244,11 @@ func generateAll(gen *zonegen.Generator, outs []Outcome, which []bool) {
 	if todo == 0 {
 		return
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(todo/64, 1)) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(outs); i = int(next.Add(1) - 1) {
-				if which == nil || which[i] {
-					generate(gen, &outs[i])
-				}
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Each(len(outs), min(runtime.GOMAXPROCS(0), max(todo/64, 1)), func(i int) {
+		if which == nil || which[i] {
+			generate(gen, &outs[i])
+		}
+	})
 }
 
 // vmsOf returns the VMs that x lists under any of keys.

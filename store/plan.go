@@ -4,9 +4,9 @@ import (
 	"maps"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/cnsd/cnsd/parallel"
 )
 
 // zonePlan is one zone's part of a commit, computed without touching the
@@ -125,16 +125,9 @@ func (s *Store) buildAllLocked(plans []*zonePlan, now time.Time) {
 		return
 	}
 	queue := slices.SortedFunc(slices.Values(plans), func(a, b *zonePlan) int { return b.adds - a.adds })
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(queue); i = int(next.Add(1) - 1) {
-				s.namesLocked(queue[i], now) // reads the Store only; each plan is its own
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Each(len(queue), workers, func(i int) {
+		s.namesLocked(queue[i], now) // reads the Store only; each plan is its own
+	})
 	for _, p := range plans {
 		s.journalLocked(p)
 	}

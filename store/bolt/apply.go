@@ -5,11 +5,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
-	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 
+	"github.com/cnsd/cnsd/parallel"
 	"github.com/cnsd/cnsd/store"
 	bbolt "go.etcd.io/bbolt"
 )
@@ -186,7 +184,7 @@ func boltEncodeBulk(changes []store.ZoneChange) []*boltEncoded {
 		return out
 	}
 	sorted := make([][]string, len(changes))
-	boltEach(len(bulk), func(j int) {
+	parallel.Each(len(bulk), 0, func(j int) {
 		i := bulk[j]
 		sorted[i] = slices.Sorted(maps.Keys(changes[i].SetVMs))
 		n := len(sorted[i])
@@ -198,7 +196,7 @@ func boltEncodeBulk(changes []store.ZoneChange) []*boltEncoded {
 			chunks = append(chunks, chunk{zone: i, from: from, to: min(from+boltEncodeChunk, len(sorted[i]))})
 		}
 	}
-	boltEach(len(chunks), func(j int) {
+	parallel.Each(len(chunks), 0, func(j int) {
 		ch := chunks[j]
 		c, enc, vms := &changes[ch.zone], out[ch.zone], sorted[ch.zone]
 		recsEnc := store.NewVMRecordsEncoder(c.Zone)
@@ -223,20 +221,6 @@ func boltCutVM(buf []byte, vm string, enc store.VMRecordsEncoder, recs []store.R
 	mid := len(buf)
 	buf = enc.Append(buf, recs)
 	return buf[start:mid:mid], buf[mid:len(buf):len(buf)], buf
-}
-
-// boltEach calls do(0) … do(n-1) over up to GOMAXPROCS goroutines.
-func boltEach(n int, do func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
-				do(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // boltWriteVMs writes the VMs c sets, encoded beforehand as enc when
