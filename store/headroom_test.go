@@ -63,19 +63,7 @@ func TestNextGCPercent(t *testing.T) {
 // process and steps the controller as its timer would: GOGC comes down
 // to a quarter, then back to the default once the heap is small again.
 func TestHeadroomFollowsLiveHeap(t *testing.T) {
-	t.Setenv("GOGC", "") // restored after the test; keepHeadroom must find it unset
-	if err := os.Unsetenv("GOGC"); err != nil {
-		t.Fatal(err)
-	}
-	defer stopHeadroom()
-	gogc := []metrics.Sample{{Name: "/gc/gogc:percent"}}
-	step := func() uint64 {
-		headroom.mu.Lock()
-		stepHeadroomLocked()
-		headroom.mu.Unlock()
-		metrics.Read(gogc)
-		return gogc[0].Value.Uint64()
-	}
+	withoutGOGC(t)
 	// Live without being touched: the collector counts it whole, the
 	// machine gives it pages only when written.
 	ballast := make([]byte, 256<<20)
@@ -127,22 +115,7 @@ func TestHeadroomLeavesGOGCSetByTheOperator(t *testing.T) {
 // never taken again by a later Open, and ended by the first large
 // build's release when that comes first.
 func TestHeadroomAtStart(t *testing.T) {
-	t.Setenv("GOGC", "") // restored after the test; bootHeadroom must find it unset
-	if err := os.Unsetenv("GOGC"); err != nil {
-		t.Fatal(err)
-	}
-	defer stopHeadroom()
-	gogc := []metrics.Sample{{Name: "/gc/gogc:percent"}}
-	read := func() uint64 {
-		metrics.Read(gogc)
-		return gogc[0].Value.Uint64()
-	}
-	step := func() uint64 {
-		headroom.mu.Lock()
-		stepHeadroomLocked()
-		headroom.mu.Unlock()
-		return read()
-	}
+	withoutGOGC(t)
 	restart := func() {
 		stopHeadroom()
 		headroom.mu.Lock()
@@ -151,7 +124,7 @@ func TestHeadroomAtStart(t *testing.T) {
 	}
 	restart()
 	open(t, NewMemory(), Options{})
-	if p := read(); p != bootGCPercent {
+	if p := gcPercent(); p != bootGCPercent {
 		t.Fatalf("GOGC after the first Open = %d, want %d", p, bootGCPercent)
 	}
 	// Collections of a heap full of pointers, most of the step's time:
@@ -180,14 +153,14 @@ func TestHeadroomAtStart(t *testing.T) {
 		t.Errorf("GOGC after a quiet step = %d, want 100 (a test binary's live heap is far under 32 MiB)", p)
 	}
 	open(t, NewMemory(), Options{})
-	if p := read(); p != 100 {
+	if p := gcPercent(); p != 100 {
 		t.Errorf("GOGC after a second Open = %d, want 100: the start's headroom is taken once", p)
 	}
 
 	restart()
 	open(t, NewMemory(), Options{})
 	keepHeadroom() // a large build's release
-	if p := read(); p != 100 {
+	if p := gcPercent(); p != 100 {
 		t.Errorf("GOGC after the release = %d, want 100", p)
 	}
 	headroom.mu.Lock()
@@ -196,4 +169,29 @@ func TestHeadroomAtStart(t *testing.T) {
 	if boot || !running {
 		t.Errorf("after the release: start's headroom %v, controller running %v; want false, true", boot, running)
 	}
+}
+
+// withoutGOGC unsets GOGC for the test (restored after it), so that the
+// controller runs, and stops the controller when the test ends.
+func withoutGOGC(t *testing.T) {
+	t.Setenv("GOGC", "")
+	if err := os.Unsetenv("GOGC"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stopHeadroom)
+}
+
+// gcPercent is the collector's GOGC percent now.
+func gcPercent() uint64 {
+	gogc := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(gogc)
+	return gogc[0].Value.Uint64()
+}
+
+// step steps the controller as its timer would and returns GOGC after.
+func step() uint64 {
+	headroom.mu.Lock()
+	stepHeadroomLocked()
+	headroom.mu.Unlock()
+	return gcPercent()
 }
