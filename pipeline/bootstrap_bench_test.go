@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -47,6 +48,9 @@ import (
 // process took during the bootstrap, listing-cnsd-cpu-s and
 // listing-cloud-cpu-s during the listing alone (slapd's, small, is in
 // neither).
+//
+// gc-cycles and gc-cpu-s are the collections the test process ran
+// during the bootstrap and the CPU they took (runtime/metrics).
 //
 // peak-MB is the test process's peak resident memory during the
 // bootstrap (Linux's VmHWM, reset before it starts): the memory an
@@ -90,6 +94,7 @@ func BenchmarkBootstrap(b *testing.B) {
 			var elapsed, listing time.Duration
 			var peak uint64
 			var cpu, cloudCPU, listingCPU, listingCloudCPU time.Duration
+			var gcCycles, gcCPU float64
 			for b.Loop() {
 				b.StopTimer()
 				self, cloud := processCPU(b, 0), processCPU(b, w.cloudPID)
@@ -100,6 +105,7 @@ func BenchmarkBootstrap(b *testing.B) {
 				w.t = b
 				resetPeakRSS(b)
 				self, cloud = processCPU(b, 0), processCPU(b, w.cloudPID)
+				cycles0, gcCPU0 := gcSoFar()
 				stopProfile := profileBootstrap(b, be.name)
 				b.StartTimer()
 				start := time.Now()
@@ -110,6 +116,8 @@ func BenchmarkBootstrap(b *testing.B) {
 				b.StopTimer()
 				cpu += processCPU(b, 0) - self
 				cloudCPU += processCPU(b, w.cloudPID) - cloud
+				cycles1, gcCPU1 := gcSoFar()
+				gcCycles, gcCPU = gcCycles+cycles1-cycles0, gcCPU+gcCPU1-gcCPU0
 				peak = max(peak, peakRSS(b))
 				if f := os.Getenv("BOOTSTRAP_LOG"); f != "" {
 					if err := os.WriteFile(f+"."+be.name, []byte(w.logs.String()), 0o644); err != nil {
@@ -132,6 +140,8 @@ func BenchmarkBootstrap(b *testing.B) {
 			b.ReportMetric(cloudCPU.Seconds()/n, "cloud-cpu-s")
 			b.ReportMetric(listingCPU.Seconds()/n, "listing-cnsd-cpu-s")
 			b.ReportMetric(listingCloudCPU.Seconds()/n, "listing-cloud-cpu-s")
+			b.ReportMetric(gcCycles/n, "gc-cycles")
+			b.ReportMetric(gcCPU/n, "gc-cpu-s")
 		})
 	}
 }
@@ -252,6 +262,16 @@ func processCPU(b *testing.B, pid int) time.Duration {
 		ticks += v
 	}
 	return time.Duration(ticks) * (time.Second / 100)
+}
+
+// gcSoFar is how many collections this process has run and the CPU
+// they took, in seconds (the idle-priority marking, which only fills
+// otherwise idle cores, left out).
+func gcSoFar() (cycles, cpu float64) {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"},
+		{Name: "/cpu/classes/gc/mark/idle:cpu-seconds"}}
+	metrics.Read(s)
+	return float64(s[0].Value.Uint64()), s[1].Value.Float64() - s[2].Value.Float64()
 }
 
 // countRecords counts the records st serves, cheaply enough to ask often

@@ -380,7 +380,7 @@ func (sg *staging) forApply(s *stager) *lookups {
 	return sg.memo
 }
 
-// outcome returns the staged outcome of vm, index i of the listing, if
+// stagedOutcome returns the staged outcome of vm, index i of the listing, if
 // it is exactly what deciding it now, before damping, gives; the caller
 // is applyListing, after take.
 func (p *Pipeline) stagedOutcome(sg *staging, i int, vm *zonegen.VM, now time.Time) *staged {
