@@ -53,20 +53,20 @@ func (b *Batcher) commitDue(ctx context.Context) error {
 		return nil
 	}
 	before := b.before(batch)
-	diffs, built, err := b.s.commitRecorded(ctx, batch)
+	changes, built, err := b.s.commitRecorded(ctx, batch)
 	if err != nil {
 		b.putBack(batch)
 		b.landed()
 		return err
 	}
 	b.commits.Add(1)
-	b.log.Debug("committed", "vms", len(batch), "zones", len(diffs))
-	b.report(batch, before, diffs)
+	b.log.Debug("committed", "vms", len(batch), "zones", len(changes))
+	b.report(batch, before, changes)
 	// The commit has landed before its memory is given back: what
 	// waits for nothing pending (Pending) need not wait for that too,
 	// half a second after a bootstrap's commit.
 	b.landed()
-	// Last: the diffs are garbage by now, and their memory goes back
+	// Last: the changes are garbage by now, and their memory goes back
 	// with the rest of a bootstrap's.
 	b.s.releaseAfterBuild(built)
 	return nil

@@ -18,7 +18,8 @@ import (
 // diff is one walk over the old and the new names in step, sorted by
 // name at the end; or, when the zone held few names (a bootstrap after
 // the compute nodes' commit), every new name's records with those of
-// the few old names compared one by one.
+// the few old names compared one by one; and then the records added are
+// only listed if the journal may keep them (bulkAdded).
 //
 // A name only one VM provides — most names — gets that VM's run itself
 // as its records (shareRecs), in a node cut from a slab: nothing is
@@ -122,16 +123,21 @@ func runsOf(maps []map[string][]Record) []run {
 	return runs
 }
 
-// treeDiff returns the served records removed and added going from the
-// names of old to those of b, each sorted by Record.Compare.
-func treeDiff(old *nameTree, b bulkNames) (removed, added []Record) {
+// diffBulk returns the served records removed and added going from the
+// names of old to those of b, each sorted by Record.Compare; but when old
+// holds no or few names (a bootstrap), instead of the records added,
+// later, which lists them or bounds their encoding on demand
+// (ZoneChange.addedLater).
+func diffBulk(old *nameTree, b bulkNames) (removed, added []Record, later *bulkAdded) {
 	switch {
 	case old.Len() == 0:
-		return nil, allRecords(b, nil)
+		return nil, nil, &bulkAdded{b: b}
 	case old.Len() <= len(b.names)/smallOld:
-		return smallDiff(old, b)
+		removed, changed := smallDiff(old, b)
+		return removed, nil, &bulkAdded{b: b, changed: changed}
 	}
-	return walkDiff(old, b)
+	removed, added = walkDiff(old, b)
+	return removed, added, nil
 }
 
 // smallOld is how many times fewer names than the built zone a zone must
@@ -142,10 +148,12 @@ func treeDiff(old *nameTree, b bulkNames) (removed, added []Record) {
 // again; a search costs a few dozen comparisons for each old name.
 const smallOld = 8
 
-// smallDiff is treeDiff by looking up each of old's names among b's: the
-// names old lacks are added whole, as allRecords would add them.
-func smallDiff(old *nameTree, b bulkNames) (removed, added []Record) {
-	changed := make(map[int32][]Record, old.Len()) // b's index → its records added
+// smallDiff is diffBulk by looking up each of old's names among b's: it
+// returns the records removed, sorted, and for each of b's names that old
+// has, the records added there (as served finds them); the names old
+// lacks are added whole.
+func smallDiff(old *nameTree, b bulkNames) (removed []Record, changed map[int32][]Record) {
+	changed = make(map[int32][]Record, old.Len()) // b's index → its records added
 	it := old.Iterator()
 	for name, n, ok := it.Next(); ok; name, n, ok = it.Next() {
 		i, found := slices.BinarySearchFunc(b.names, name, bulkOrder)
@@ -160,14 +168,89 @@ func smallDiff(old *nameTree, b bulkNames) (removed, added []Record) {
 	// Each name's records are sorted and the names distinct: sorting
 	// them all orders them as the walk's sort by name then does.
 	slices.SortFunc(removed, Record.Compare)
-	return removed, allRecords(b, changed)
+	return removed, changed
+}
+
+// bulkAdded is the records a diff adds to a zone built in one pass
+// (bulkNames) from no or few names: every record of b's nodes, but at
+// the names in changed, the records given there. Listing them (records)
+// sorts every name again and copies every record, a million in a
+// bootstrap; a commit leaves that undone when the journal could not keep
+// the diff anyway (journalLocked), which encodedAtLeast tells without it.
+type bulkAdded struct {
+	b       bulkNames
+	changed map[int32][]Record
+	// atLeast, once measured, is encodedAtLeast's answer.
+	atLeast int
+}
+
+// records lists the records added, sorted by Record.Compare.
+func (a *bulkAdded) records() []Record { return allRecords(a.b, a.changed) }
+
+// count is len(records()), without listing them.
+func (a *bulkAdded) count() int {
+	n := 0
+	for i, nd := range a.b.nodes {
+		if recs, ok := a.changed[int32(i)]; ok {
+			n += len(recs)
+		} else {
+			n += len(nd.recs)
+		}
+	}
+	return n
+}
+
+// encodedAtLeast returns a bound, never above the truth, on how many
+// bytes EncodeDiff spends on the records added when the diff's zone is
+// zone, whatever the records removed before them: each record's type
+// (two bytes), a byte at least for each header (source, name, data), its
+// data without the source's UUID when that is cut out (a byte for the
+// cut's position then), and for the first record at each name the name
+// relative to the zone without the UUID, and for each later one a source
+// other than the previous record's. Where the names fall in the list,
+// and so which source precedes each name's first record, is what it does
+// not know: it counts that source as repeated. A name old had is counted
+// as repeated too, since the last record removed may have it. For a
+// bootstrap the bound is most of the real size (the data, the names),
+// so that a journal of 16 MiB is seen not to hold a zone of a few
+// hundred thousand records without encoding any.
+func (a *bulkAdded) encodedAtLeast(zone string) int {
+	suffix := len(zoneSuffix(zone))
+	total := 0
+	for i, nd := range a.b.nodes {
+		recs, changed := a.changed[int32(i)]
+		if !changed {
+			recs = nd.recs
+		}
+		for k, r := range recs {
+			total += 2 + 3 // type; the source, name and data headers
+			if sourceAt(r.Data, r.Source) >= 0 {
+				total += 1 + len(r.Data) - len(r.Source)
+			} else {
+				total += len(r.Data)
+			}
+			switch {
+			case k > 0:
+				if r.Source != recs[k-1].Source {
+					total += len(r.Source)
+				}
+			case !changed:
+				stored := len(r.Name) - suffix
+				if sourceAt(r.Name, r.Source) >= 0 {
+					stored -= len(r.Source)
+				}
+				total += max(stored, 0)
+			}
+		}
+	}
+	return total
 }
 
 // bulkOrder is the order of a bulkNames' names: nameOrder, and names it
 // finds equal (not absolute, say) by their bytes (canonicalOrder).
 func bulkOrder(a, b string) int { return cmp.Or(cmpName(a, b), strings.Compare(a, b)) }
 
-// walkDiff is treeDiff by walking old's and b's names in step.
+// walkDiff is diffBulk, the records added listed, by walking old's and b's names in step.
 func walkDiff(old *nameTree, b bulkNames) (removed, added []Record) {
 	type nameDiff struct {
 		name           string

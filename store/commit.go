@@ -64,7 +64,11 @@ import (
 // while they are not confirmed it fails the same way, so the caller's
 // retry keeps its contributions.
 func (s *Store) Commit(ctx context.Context, batch []zonegen.Contribution) ([]Diff, error) {
-	diffs, built, err := s.commitRecorded(ctx, batch)
+	changes, built, err := s.commitRecorded(ctx, batch)
+	var diffs []Diff
+	for i := range changes {
+		diffs = append(diffs, changes[i].diff())
+	}
 	if err == nil {
 		s.releaseAfterBuild(built)
 	}
@@ -74,11 +78,13 @@ func (s *Store) Commit(ctx context.Context, batch []zonegen.Contribution) ([]Dif
 // commitRecorded is Commit but for giving memory back after a large
 // build, which it leaves to its caller with the count of records built
 // (releaseAfterBuild): the Batcher does it once it no longer holds the
-// diffs, which for a bootstrap are a copy of every record.
-func (s *Store) commitRecorded(ctx context.Context, batch []zonegen.Contribution) ([]Diff, int, error) {
-	diffs, built, err := s.commit(ctx, batch)
+// changes. It returns the changes rather than their diffs, whose records
+// a bootstrap's leave unlisted (ZoneChange.addedLater): the Batcher only
+// counts them.
+func (s *Store) commitRecorded(ctx context.Context, batch []zonegen.Contribution) ([]ZoneChange, int, error) {
+	changes, built, err := s.commit(ctx, batch)
 	s.lastCommit.Store(&commitOutcome{err: err})
-	return diffs, built, err
+	return changes, built, err
 }
 
 // commitOutcome is how the last commit ended, for CommitError.
@@ -96,7 +102,7 @@ func (s *Store) CommitError() error {
 
 // commit is Commit under s.mu; it also returns how many records it built
 // from nothing (builtFromNothing).
-func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) (_ []Diff, built int, err error) {
+func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) (_ []ZoneChange, built int, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.following {
@@ -118,11 +124,10 @@ func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) (_ []D
 	plans := s.planLocked(*s.zones.Load(), batch)
 	now := s.opts.Clock()
 	changes := make([]ZoneChange, len(plans))
-	diffs := make([]Diff, len(plans))
 	t1 := time.Now()
 	s.buildAllLocked(plans, now)
 	for i, p := range plans {
-		changes[i], diffs[i] = p.change, p.change.Diff
+		changes[i] = p.change
 	}
 	t2 := time.Now()
 	var times writeTimes
@@ -139,7 +144,7 @@ func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) (_ []D
 		s.log.Info("large commit", "records", built, "zones", len(plans), "plan", t1.Sub(t0), "build", t2.Sub(t1),
 			"apply", times.apply, "install", times.install, "took", time.Since(t0))
 	}
-	return append(confirmed, diffs...), built, nil
+	return append(confirmed, changes...), built, nil
 }
 
 // writeTimes are how long a writeLocked took to apply and to install.

@@ -31,13 +31,13 @@ func (s *Store) holdLocked(plans []*zonePlan, changes []ZoneChange, err error) b
 }
 
 // confirmHeldLocked applies the held commit again, if there is one, and
-// publishes it once that succeeds, returning its diffs. It returns an
+// publishes it once that succeeds, returning its changes. It returns an
 // error while no replica acknowledges it, or while the backend cannot be
 // reached: the commit stays held. When the backend refuses it (the zones
 // moved on: another writer, or a failover lost more than this commit),
 // the commit is given up and the zones loaded again, as after any failed
 // commit.
-func (s *Store) confirmHeldLocked(ctx context.Context) ([]Diff, error) {
+func (s *Store) confirmHeldLocked(ctx context.Context) ([]ZoneChange, error) {
 	h := s.held
 	if h == nil {
 		return nil, nil
@@ -54,9 +54,5 @@ func (s *Store) confirmHeldLocked(ctx context.Context) ([]Diff, error) {
 	s.held = nil
 	s.installLocked(h.plans)
 	s.log.Info("held commit acknowledged by a replica; published", "zones", zoneList(h.changes))
-	diffs := make([]Diff, len(h.changes))
-	for i, c := range h.changes {
-		diffs[i] = c.Diff
-	}
-	return diffs, nil
+	return h.changes, nil
 }

@@ -57,15 +57,8 @@ func (e jentry) decode(zone string) (Diff, error) { return DecodeDiff(zone, e.en
 // diff of a million records), the journal emptied, and a backend that
 // still wants it encodes it itself.
 func (s *Snapshot) addJournal(d Diff, o *Options) []byte {
-	need, hasNeed := o.needed(s.zone)
-	// Past this size the new entry is trimmed whatever else the
-	// journal holds (see the loop below); with a Retain the bound is
-	// the retained one, looser than needed and so still safe.
-	limit := o.JournalBytes - jentrySlot
-	if hasNeed {
-		limit = retainFactor*o.JournalBytes - jentrySlot
-	}
-	enc, ok := encodeDiffUpTo(d, max(limit, 0))
+	limit, need, hasNeed := o.journalRoom(s.zone)
+	enc, ok := encodeDiffUpTo(d, limit)
 	if !ok {
 		s.journal, s.jbytes, s.jdead = nil, 0, 0
 		return nil
@@ -104,6 +97,32 @@ func (s *Snapshot) addJournal(d Diff, o *Options) []byte {
 	}
 	s.journal, s.jbytes = j, jbytes
 	return e.enc
+}
+
+// journalRoom returns the longest encoding of a new diff that the
+// journal of zone keeps, and the serial a secondary still serves, if one
+// is known (Options.Retain). Past that size the new entry is trimmed
+// whatever else the journal holds (see addJournal's loop); with a Retain
+// the bound is the retained one, looser than needed and so still safe.
+func (o *Options) journalRoom(zone string) (limit int, need Serial, hasNeed bool) {
+	need, hasNeed = o.needed(zone)
+	limit = o.JournalBytes - jentrySlot
+	if hasNeed {
+		limit = retainFactor*o.JournalBytes - jentrySlot
+	}
+	return max(limit, 0), need, hasNeed
+}
+
+// dropJournalFor reports whether a new diff whose encoding takes at
+// least atLeast bytes is one addJournal would not keep, and if so
+// empties the journal as addJournal then does: the diff need not be
+// listed, nor encoded, to be given up.
+func (s *Snapshot) dropJournalFor(atLeast int, o *Options) bool {
+	if limit, _, _ := o.journalRoom(s.zone); atLeast <= limit {
+		return false
+	}
+	s.journal, s.jbytes, s.jdead = nil, 0, 0
+	return true
 }
 
 // retainFactor bounds how far past its limits a journal grows for a

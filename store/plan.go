@@ -147,21 +147,39 @@ func (s *Store) namesLocked(p *zonePlan, now time.Time) {
 		next.serial = p.raise
 	}
 	var removed, added []Record
+	var later *bulkAdded
 	if p.rebuild() {
-		removed, added = p.applyRebuild(next, s.vms[p.zone], s.opts.MaxMembers)
+		removed, added, later = p.applyRebuild(next, s.vms[p.zone], s.opts.MaxMembers)
+		if later != nil {
+			later.atLeast = later.encodedAtLeast(p.zone)
+		}
 	} else {
 		p.opsOf()
 		removed, added = p.applyOps(next, s.vms[p.zone], s.opts.MaxMembers)
 	}
 	p.next = next
 	p.change = ZoneChange{Zone: p.zone, Prev: prev, Next: next.serial,
-		Diff: Diff{Zone: p.zone, From: prev, To: next.serial, Removed: removed, Added: added}}
+		Diff: Diff{Zone: p.zone, From: prev, To: next.serial, Removed: removed, Added: added}, addedLater: later}
 }
 
 // journalLocked adds the plan's Diff to its Snapshot's journal and
 // completes its ZoneChange.
+//
+// A diff whose added records are not listed yet (ZoneChange.addedLater)
+// is listed only when the journal might keep it: a bootstrap's, known
+// to be larger than the journal's bound, never is, and saves sorting and
+// copying every record it adds (docs/BENCHMARKS.md, "Issue 18: the
+// bootstrap's diff left unlisted").
 func (s *Store) journalLocked(p *zonePlan) {
-	p.change.diffEnc = p.next.addJournal(p.change.Diff, &s.opts)
+	switch a := p.change.addedLater; {
+	case a != nil && p.next.dropJournalFor(a.atLeast, &s.opts):
+		p.change.diffEnc = nil
+	case a != nil:
+		p.change.Diff.Added, p.change.addedLater = a.records(), nil
+		fallthrough
+	default:
+		p.change.diffEnc = p.next.addJournal(p.change.Diff, &s.opts)
+	}
 	p.change.KeepJournal = len(p.next.journal)
 	leaving := 0
 	for _, recs := range p.set {
@@ -229,8 +247,9 @@ func (p *zonePlan) applyOps(next *Snapshot, vms map[string][]Record, maxMembers 
 
 // applyRebuild builds next's names again from the records of every VM
 // in the zone, those it had (vms) and the plan's, and returns the served
-// records removed and added, sorted.
-func (p *zonePlan) applyRebuild(next *Snapshot, vms map[string][]Record, maxMembers int) (removed, added []Record) {
+// records removed and added, sorted; or instead of the records added,
+// later to list them (diffBulk).
+func (p *zonePlan) applyRebuild(next *Snapshot, vms map[string][]Record, maxMembers int) (removed, added []Record, later *bulkAdded) {
 	// The plan only adds VMs: none of its VMs has records in vms, and
 	// the two maps are read side by side rather than merged into a
 	// copy of the 100k VMs a bootstrap adds beside the compute nodes.
@@ -243,11 +262,11 @@ func (p *zonePlan) applyRebuild(next *Snapshot, vms map[string][]Record, maxMemb
 			added = slices.Clip(recs)
 		}
 	} else {
-		removed, added = treeDiff(next.names, b)
+		removed, added, later = diffBulk(next.names, b)
 	}
 	next.n, next.sizes = 0, rrsetSizes{}
 	next.fill(b)
-	return removed, added
+	return removed, added, later
 }
 
 // repoint moves the nodes that share a changed VM's old records

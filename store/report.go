@@ -43,15 +43,17 @@ func (b *Batcher) before(batch []zonegen.Contribution) []zonegen.Contribution {
 // zones' new serials, the records added and removed in each and a sample
 // of the names gained and lost; or one summary line for a large batch. A
 // commit that changed no zone logs nothing.
-func (b *Batcher) report(batch, before []zonegen.Contribution, diffs []Diff) {
-	if len(diffs) == 0 {
+func (b *Batcher) report(batch, before []zonegen.Contribution, changes []ZoneChange) {
+	if len(changes) == 0 {
 		return
 	}
 	serials := map[string]Serial{}
 	added, removed := 0, 0
-	for _, d := range diffs {
-		serials[d.Zone] = d.To
-		added, removed = added+len(d.Added), removed+len(d.Removed)
+	for i := range changes {
+		c := &changes[i]
+		serials[c.Zone] = c.Next
+		a, r := c.counts()
+		added, removed = added+a, removed+r
 	}
 	if before == nil {
 		b.log.Info("VM records published (summary)", "vms", len(batch), "added", added, "removed", removed,

@@ -35,7 +35,10 @@ type ZoneData struct {
 // zone moves from serial Prev to serial Next (Prev is zero for a new zone),
 // SetVMs replaces those VMs' records, DelVMs drops VMs that have no records
 // left in the zone, Diff is appended to the journal, and the journal is
-// trimmed to its newest KeepJournal entries. Drop deletes the zone and
+// trimmed to its newest KeepJournal entries. With KeepJournal 0 the
+// Store may leave Diff's added records unlisted (a bootstrap's, larger
+// than any journal keeps): a backend then has no use for them, and one
+// that wants the encoding anyway gets it whole from EncodedDiff. Drop deletes the zone and
 // everything under it (its final, empty serial has been published) and
 // keeps Prev as the name's floor (Backend.Floors).
 type ZoneChange struct {
@@ -62,6 +65,30 @@ type ZoneChange struct {
 	// the Store for its own journal and shared with the backend; never
 	// modified.
 	diffEnc []byte
+	// addedLater, when set, holds the records Diff adds instead of
+	// Diff.Added, which is then empty: a bootstrap's diff is listed only
+	// if someone asks for it (diff, EncodedDiff), as the journal cannot
+	// keep it (KeepJournal is then 0) and the Batcher only counts it.
+	addedLater *bulkAdded
+}
+
+// diff returns the change's Diff with every record it adds listed.
+func (c *ZoneChange) diff() Diff {
+	d := c.Diff
+	if c.addedLater != nil {
+		d.Added = c.addedLater.records()
+	}
+	return d
+}
+
+// counts returns how many records the change's Diff adds and removes,
+// without listing those it leaves for later.
+func (c *ZoneChange) counts() (added, removed int) {
+	added = len(c.Diff.Added)
+	if c.addedLater != nil {
+		added = c.addedLater.count()
+	}
+	return added, len(c.Diff.Removed)
 }
 
 // EncodedDiff returns EncodeDiff of the change's Diff with Zone set, for
@@ -71,7 +98,7 @@ func (c *ZoneChange) EncodedDiff() []byte {
 	if c.diffEnc != nil {
 		return c.diffEnc
 	}
-	d := c.Diff
+	d := c.diff()
 	d.Zone = c.Zone
 	return EncodeDiff(d)
 }

@@ -1,0 +1,233 @@
+package store
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/cnsd/cnsd/zonegen"
+)
+
+// randomBulkVMs returns n VMs' records in zone, shaped to try
+// encodedAtLeast: UUID sources found inside names and data (cut out by
+// the encoding), names outside the zone and the apex, names several VMs
+// share with the same and with other records, PTR data naming the VM.
+func randomBulkVMs(rng *rand.Rand, zone string, n, base int) map[string][]Record {
+	m := map[string][]Record{}
+	for i := range n {
+		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", base+rng.IntN(n+5), i%7)
+		var recs []Record
+		for range 1 + rng.IntN(5) {
+			var name string
+			switch rng.IntN(6) {
+			case 0:
+				name = zone
+			case 1:
+				name = id + ".inst.acct" + fmt.Sprint(rng.IntN(3)) + "." + zone
+			case 2:
+				name = "outside" + fmt.Sprint(rng.IntN(3)) + ".other.example."
+			case 3:
+				name = "x" + id + "y.svc." + zone
+			default:
+				name = fmt.Sprintf("web%d.svc.%s", rng.IntN(4), zone)
+			}
+			r := Record{Name: name, Type: zonegen.TypeA, Data: fmt.Sprintf("10.0.%d.%d", rng.IntN(2), rng.IntN(4)), Source: id}
+			switch rng.IntN(4) {
+			case 0:
+				r.Type, r.Data = zonegen.TypeTXT, "\""+id+"\""
+			case 1:
+				r.Type, r.Data = zonegen.TypePTR, "a"+id+".inst."+zone
+			}
+			recs = append(recs, r)
+		}
+		m[id] = normalize(id, append(m[id], recs...))
+	}
+	return m
+}
+
+// addedBytes is how many bytes EncodeDiff spends on d's records added:
+// the encoding of d less that of d without them.
+func addedBytes(d Diff) int {
+	without := d
+	without.Added = nil
+	return len(EncodeDiff(d)) - len(EncodeDiff(without)) -
+		(len(binary.AppendUvarint(nil, uint64(len(d.Added)))) - 1)
+}
+
+// TestBulkAddedAtLeast: encodedAtLeast never exceeds the bytes the
+// encoding really spends on the records added, for zones built from
+// nothing and from a few names (the records removed before them carry
+// their last name and source over), and the listing and count of
+// bulkAdded agree with the walk's diff.
+func TestBulkAddedAtLeast(t *testing.T) {
+	const zone = "bulk.example.com."
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 21))
+		old := buildNameTree(nil, nil)
+		if seed%2 == 1 {
+			ob := buildBulk(0, randomBulkVMs(rng, zone, 1+rng.IntN(2), 0))
+			old = buildNameTree(ob.names, ob.nodes)
+		}
+		b := buildBulk(rng.IntN(3), randomBulkVMs(rng, zone, 60+rng.IntN(60), rng.IntN(3)))
+		removed, listed, later := diffBulk(old, b)
+		if later == nil || listed != nil {
+			t.Fatalf("seed %d: %d old names, %d new: diffBulk listed the records added", seed, old.Len(), len(b.names))
+		}
+		added := later.records()
+		wr, wa := walkDiff(old, b)
+		if !slices.Equal(removed, wr) || !slices.Equal(added, wa) {
+			t.Fatalf("seed %d: diffBulk removed %v added %v\nwalk removed %v added %v", seed, removed, added, wr, wa)
+		}
+		if later.count() != len(added) {
+			t.Fatalf("seed %d: count %d, %d records listed", seed, later.count(), len(added))
+		}
+		d := Diff{Zone: zone, From: 1, To: 2, Removed: removed, Added: added}
+		if got, real := later.encodedAtLeast(zone), addedBytes(d); got > real {
+			t.Fatalf("seed %d: encodedAtLeast %d, the encoding spends %d bytes on %d records added after %d removed",
+				seed, got, real, len(added), len(removed))
+		}
+	}
+}
+
+// TestBulkAddedAtLeastCNS: for cnsd's own names the bound is most of the
+// real size, so that a bootstrap's zone is seen to be too large for the
+// journal without being listed: at least half of it.
+func TestBulkAddedAtLeastCNS(t *testing.T) {
+	const zone = "dc1.cns.example.com."
+	vms := map[string][]Record{}
+	for i := range 2000 {
+		c := cnsVM(i)
+		if recs := byZone(c)[zone]; len(recs) > 0 {
+			vms[c.VM] = recs
+		}
+	}
+	b := buildBulk(0, vms)
+	later := &bulkAdded{b: b}
+	d := Diff{Zone: zone, From: 1, To: 2, Added: later.records()}
+	got, real := later.encodedAtLeast(zone), addedBytes(d)
+	if got > real || 2*got < real {
+		t.Fatalf("encodedAtLeast %d for %d bytes encoded (%d records): want between half and all of it", got, real, len(d.Added))
+	}
+}
+
+// TestBootstrapDiffLeftUnlisted: a commit building a zone whose diff the
+// journal cannot keep leaves the records it adds unlisted in the change
+// the Batcher gets (and the backend, told to keep no journal), yet
+// Commit returns the diff whole, equal to the one a journal large enough
+// keeps; the counts agree. A zone whose diff fits keeps it, listed.
+func TestBootstrapDiffLeftUnlisted(t *testing.T) {
+	var batch []zonegen.Contribution
+	for i := range 300 {
+		batch = append(batch, cnsVM(i))
+	}
+	const big, small = "dc1.cns.example.com.", "0.10.in-addr.arpa."
+	ctx := context.Background()
+
+	roomy, _ := open(t, NewMemory(), Options{})
+	want := map[string]Diff{}
+	for _, d := range commit(t, roomy, batch...) {
+		want[d.Zone] = d
+	}
+	if roomy.Snapshot(big).journal == nil {
+		t.Fatalf("%s: a journal of 16 MiB kept no diff of 300 VMs", big)
+	}
+
+	// 4 KiB: no zone of 300 VMs keeps its diff (the reverse zone's
+	// PTR records name the VMs' instance names, ~60 bytes each); the
+	// zone of one record does.
+	tight, _ := open(t, NewMemory(), Options{JournalBytes: 4 << 10})
+	diffs := commit(t, tight, batch...)
+	if len(diffs) != len(want) {
+		t.Fatalf("Commit returned %d diffs, want %d", len(diffs), len(want))
+	}
+	for _, d := range diffs {
+		w := want[d.Zone]
+		if !slices.Equal(d.Added, w.Added) || !slices.Equal(d.Removed, w.Removed) || d.From != w.From || d.To != w.To {
+			t.Fatalf("%s: Commit's diff with a tight journal differs: %d added, want %d", d.Zone, len(d.Added), len(w.Added))
+		}
+		if tight.Snapshot(d.Zone).journal != nil {
+			t.Errorf("%s: the journal kept a diff of %d records under 4 KiB", d.Zone, len(d.Added))
+		}
+	}
+
+	// The Batcher's path: the change carries the records unlisted.
+	mem := NewMemory()
+	s, _ := open(t, mem, Options{JournalBytes: 4 << 10})
+	changes, _, err := s.commitRecorded(ctx, append(batch, contrib("00000000-0000-4000-8000-00000000ffff",
+		map[string][]Record{"lone.example.com.": {a("lone.example.com.", "10.9.9.9", "00000000-0000-4000-8000-00000000ffff")}})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i := range changes {
+		c := &changes[i]
+		seen[c.Zone] = true
+		added, removed := c.counts()
+		switch c.Zone {
+		case big:
+			if c.addedLater == nil || c.Diff.Added != nil || c.KeepJournal != 0 || c.diffEnc != nil {
+				t.Errorf("%s: records listed %d, later %v, journal kept %d: want the diff left unlisted and no journal",
+					c.Zone, len(c.Diff.Added), c.addedLater != nil, c.KeepJournal)
+			}
+			if added != len(want[big].Added) || removed != 0 {
+				t.Errorf("%s: counts +%d -%d, want +%d -0", c.Zone, added, removed, len(want[big].Added))
+			}
+			if d := c.diff(); !slices.Equal(d.Added, want[big].Added) {
+				t.Errorf("%s: the diff listed later differs from Commit's", c.Zone)
+			}
+		case "lone.example.com.":
+			if c.addedLater != nil || len(c.Diff.Added) != 1 || c.KeepJournal != 1 {
+				t.Errorf("%s: later %v, %d listed, journal %d: want the one record listed and kept", c.Zone, c.addedLater != nil, len(c.Diff.Added), c.KeepJournal)
+			}
+		}
+	}
+	if !seen[big] || !seen[small] {
+		t.Fatalf("zones changed %v, want %s and %s among them", seen, big, small)
+	}
+	data, err := mem.Load(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(data[big].Journal); n != 0 {
+		t.Errorf("%s: the backend keeps %d journal entries, want none", big, n)
+	}
+	if n := len(data["lone.example.com."].Journal); n != 1 {
+		t.Errorf("lone.example.com.: the backend keeps %d journal entries, want 1", n)
+	}
+}
+
+// TestBulkAddedAtLeastTerms pins encodedAtLeast's terms on a diff worked
+// out by hand, in zone "z." (suffix ".z."), sources "v1" and "v2":
+//
+//	a.z.    A   1.2.3.4  v1   5 headers and type, data 7, name "a" 1   = 13
+//	a.z.    A   1.2.3.5  v2   5, data 7, a source other than v1's 2    = 14
+//	v1.b.z. TXT x v1 y   v1   5, data cut 1+6-2, name "v1.b" cut 4-2   = 12
+//
+// 39 in all; EncodeDiff spends 44 (each first source in full, 2 bytes
+// more twice, and the name's cut position, 1). When old served a.z.
+// (changed), the last record removed may be at a.z.: its name counts a
+// header byte only, 38.
+func TestBulkAddedAtLeastTerms(t *testing.T) {
+	const zone = "z."
+	vms := map[string][]Record{
+		"v1": {a("a.z.", "1.2.3.4", "v1"), {Name: "v1.b.z.", Type: zonegen.TypeTXT, Data: "x v1 y", Source: "v1"}},
+		"v2": {a("a.z.", "1.2.3.5", "v2")},
+	}
+	b := buildBulk(0, vms)
+	fresh := &bulkAdded{b: b}
+	d := Diff{Zone: zone, Added: fresh.records()}
+	if got, real := fresh.encodedAtLeast(zone), addedBytes(d); got != 39 || real != 44 {
+		t.Errorf("from nothing: encodedAtLeast %d, encoding %d; want 39 and 44", got, real)
+	}
+	ob := buildBulk(0, map[string][]Record{"v3": {a("a.z.", "9.9.9.9", "v3")}})
+	old := buildNameTree(ob.names, ob.nodes)
+	removed, changed := smallDiff(old, b)
+	after := &bulkAdded{b: b, changed: changed}
+	d = Diff{Zone: zone, Removed: removed, Added: after.records()}
+	if got, real := after.encodedAtLeast(zone), addedBytes(d); got != 38 || real != 43 {
+		t.Errorf("after a.z. was served: encodedAtLeast %d, encoding %d; want 38 and 43", got, real)
+	}
+}
