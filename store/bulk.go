@@ -213,8 +213,9 @@ func (a *bulkAdded) count() int {
 // as repeated too, since the last record removed may have it. For a
 // bootstrap the bound is most of the real size (the data, the names),
 // so that a journal of 16 MiB is seen not to hold a zone of a few
-// hundred thousand records without encoding any.
-func (a *bulkAdded) encodedAtLeast(zone string) int {
+// hundred thousand records without encoding any. It stops counting once
+// past enough: only whether the bound exceeds that is then told.
+func (a *bulkAdded) encodedAtLeast(zone string, enough int) int {
 	suffix := len(zoneSuffix(zone))
 	total := 0
 	for i, nd := range a.b.nodes {
@@ -241,6 +242,9 @@ func (a *bulkAdded) encodedAtLeast(zone string) int {
 				}
 				total += max(stored, 0)
 			}
+		}
+		if total > enough {
+			break
 		}
 	}
 	return total

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -85,9 +86,16 @@ func TestBulkAddedAtLeast(t *testing.T) {
 			t.Fatalf("seed %d: count %d, %d records listed", seed, later.count(), len(added))
 		}
 		d := Diff{Zone: zone, From: 1, To: 2, Removed: removed, Added: added}
-		if got, real := later.encodedAtLeast(zone), addedBytes(d); got > real {
+		full, real := later.encodedAtLeast(zone, math.MaxInt), addedBytes(d)
+		if full > real {
 			t.Fatalf("seed %d: encodedAtLeast %d, the encoding spends %d bytes on %d records added after %d removed",
-				seed, got, real, len(added), len(removed))
+				seed, full, real, len(added), len(removed))
+		}
+		// Told to stop past enough, it still tells whether the bound
+		// is past enough, and stays a bound.
+		enough := rng.IntN(full + 1)
+		if got := later.encodedAtLeast(zone, enough); got > full || (got <= enough) != (full <= enough) {
+			t.Fatalf("seed %d: encodedAtLeast stopping past %d gave %d, the whole bound %d", seed, enough, got, full)
 		}
 	}
 }
@@ -107,7 +115,7 @@ func TestBulkAddedAtLeastCNS(t *testing.T) {
 	b := buildBulk(0, vms)
 	later := &bulkAdded{b: b}
 	d := Diff{Zone: zone, From: 1, To: 2, Added: later.records()}
-	got, real := later.encodedAtLeast(zone), addedBytes(d)
+	got, real := later.encodedAtLeast(zone, math.MaxInt), addedBytes(d)
 	if got > real || 2*got < real {
 		t.Fatalf("encodedAtLeast %d for %d bytes encoded (%d records): want between half and all of it", got, real, len(d.Added))
 	}
@@ -219,7 +227,7 @@ func TestBulkAddedAtLeastTerms(t *testing.T) {
 	b := buildBulk(0, vms)
 	fresh := &bulkAdded{b: b}
 	d := Diff{Zone: zone, Added: fresh.records()}
-	if got, real := fresh.encodedAtLeast(zone), addedBytes(d); got != 39 || real != 44 {
+	if got, real := fresh.encodedAtLeast(zone, math.MaxInt), addedBytes(d); got != 39 || real != 44 {
 		t.Errorf("from nothing: encodedAtLeast %d, encoding %d; want 39 and 44", got, real)
 	}
 	ob := buildBulk(0, map[string][]Record{"v3": {a("a.z.", "9.9.9.9", "v3")}})
@@ -227,7 +235,7 @@ func TestBulkAddedAtLeastTerms(t *testing.T) {
 	removed, changed := smallDiff(old, b)
 	after := &bulkAdded{b: b, changed: changed}
 	d = Diff{Zone: zone, Removed: removed, Added: after.records()}
-	if got, real := after.encodedAtLeast(zone), addedBytes(d); got != 38 || real != 43 {
+	if got, real := after.encodedAtLeast(zone, math.MaxInt), addedBytes(d); got != 38 || real != 43 {
 		t.Errorf("after a.z. was served: encodedAtLeast %d, encoding %d; want 38 and 43", got, real)
 	}
 }

@@ -28,6 +28,11 @@ type zonePlan struct {
 	// records the VMs have after.
 	removes bool
 	adds    int
+	// room is the journal's room for the plan's diff (journalRoom),
+	// asked before the build so that builds in parallel need not call
+	// Options.Retain: past it, the records a bootstrap adds are not
+	// measured further (bulkAdded.encodedAtLeast).
+	room int
 }
 
 // vmDelta is one VM's records in a zone going from old to nw.
@@ -100,6 +105,7 @@ func (p *zonePlan) opsOf() {
 // ZoneChange. Only the touched names are copied: the new snapshot shares
 // every other name with the current one.
 func (s *Store) buildLocked(p *zonePlan, now time.Time) {
+	p.room, _, _ = s.opts.journalRoom(p.zone)
 	s.namesLocked(p, now)
 	s.journalLocked(p)
 }
@@ -116,6 +122,7 @@ func (s *Store) buildAllLocked(plans []*zonePlan, now time.Time) {
 	adds := 0
 	for _, p := range plans {
 		adds += p.adds
+		p.room, _, _ = s.opts.journalRoom(p.zone)
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(plans))
 	if adds < parallelBuild || workers < 2 {
@@ -151,7 +158,7 @@ func (s *Store) namesLocked(p *zonePlan, now time.Time) {
 	if p.rebuild() {
 		removed, added, later = p.applyRebuild(next, s.vms[p.zone], s.opts.MaxMembers)
 		if later != nil {
-			later.atLeast = later.encodedAtLeast(p.zone)
+			later.atLeast = later.encodedAtLeast(p.zone, p.room)
 		}
 	} else {
 		p.opsOf()
