@@ -161,7 +161,15 @@ func (s *Store) writeLocked(ctx context.Context, plans []*zonePlan, changes []Zo
 		changes[i].ID, plans[i].change.ID = id, id
 	}
 	start := time.Now()
-	if err := s.b.Apply(ctx, s.opts.Epoch, changes); err != nil {
+	var vmZones map[string][]string
+	made := make(chan struct{})
+	go func() {
+		defer close(made)
+		vmZones = s.vmZonesAfter(plans) // reads the Store only, under s.mu held here
+	}()
+	err := s.b.Apply(ctx, s.opts.Epoch, changes)
+	<-made
+	if err != nil {
 		err = fmt.Errorf("%s %s: %w", what, zoneList(changes), err)
 		if s.holdLocked(plans, changes, err) {
 			return err
@@ -169,7 +177,7 @@ func (s *Store) writeLocked(ctx context.Context, plans []*zonePlan, changes []Zo
 		return s.afterFailedApplyLocked(ctx, err)
 	}
 	applied := time.Now()
-	s.installLocked(plans)
+	s.installLocked(plans, vmZones)
 	if times != nil {
 		times.apply, times.install = applied.Sub(start), time.Since(applied)
 	}

@@ -52,7 +52,7 @@ func (s *Store) confirmHeldLocked(ctx context.Context) ([]ZoneChange, error) {
 		return nil, fmt.Errorf("confirm held commit of zones %s: %w", zoneList(h.changes), err)
 	}
 	s.held = nil
-	s.installLocked(h.plans)
+	s.installLocked(h.plans, nil)
 	s.log.Info("held commit acknowledged by a replica; published", "zones", zoneList(h.changes))
 	return h.changes, nil
 }

@@ -7,17 +7,13 @@ import (
 )
 
 // installLocked makes applied plans the Store's state: the VMs' records,
-// then every new snapshot in one swap.
-func (s *Store) installLocked(plans []*zonePlan) {
+// then every new snapshot in one swap. vmZones, when not nil, is what
+// vmZonesAfter made of the Store's vmZones for these plans, to be taken
+// as it is.
+func (s *Store) installLocked(plans []*zonePlan, vmZones map[string][]string) {
 	set := make(map[string]*Snapshot, len(plans))
-	if len(s.vmZones) == 0 {
-		// A first commit (a bootstrap): sized for its VMs up front
-		// rather than grown, and rehashed, through them.
-		n := 0
-		for _, p := range plans {
-			n = max(n, len(p.set))
-		}
-		s.vmZones = make(map[string][]string, n)
+	if vmZones != nil {
+		s.vmZones = vmZones
 	}
 	for _, p := range plans {
 		vms := s.vms[p.zone]
@@ -32,6 +28,16 @@ func (s *Store) installLocked(plans []*zonePlan) {
 			s.vms[p.zone] = vms
 		}
 		for vm, recs := range p.set {
+			if vmZones != nil {
+				if len(recs) > 0 {
+					if !adopt {
+						vms[vm] = recs
+					}
+				} else {
+					delete(vms, vm)
+				}
+				continue
+			}
 			if len(recs) > 0 {
 				if !adopt {
 					vms[vm] = recs
@@ -54,6 +60,50 @@ func (s *Store) installLocked(plans []*zonePlan) {
 		set[p.zone] = p.next
 	}
 	s.publishLocked(set)
+}
+
+// freshVMZones is the fewest VMs a commit brings, and at least as many
+// as the Store has, from which vmZonesAfter makes the VMs' zones anew.
+var freshVMZones = 10_000
+
+// vmZonesAfter returns the Store's vmZones as installing plans leaves it,
+// in a map of its own, or nil when the plans bring fewer VMs than
+// freshVMZones or than the Store has. A bootstrap's 100k VMs come after
+// the compute nodes' hundred: the map is then made at its size once
+// rather than grown, and rehashed, VM by VM; and writeLocked makes it
+// while Apply writes, out of the commit's way. It only reads the Store:
+// the zone lists of the VMs it keeps are copied, not edited in place, so
+// that a failed Apply leaves vmZones as it was.
+func (s *Store) vmZonesAfter(plans []*zonePlan) map[string][]string {
+	n := 0
+	for _, p := range plans {
+		n = max(n, len(p.set))
+	}
+	if n < freshVMZones || n < len(s.vmZones) {
+		return nil
+	}
+	out := make(map[string][]string, len(s.vmZones)+n)
+	for vm, zones := range s.vmZones {
+		out[vm] = slices.Clone(zones)
+	}
+	for _, p := range plans {
+		for vm, recs := range p.set {
+			if len(recs) > 0 {
+				zones := out[vm]
+				if zones == nil {
+					// Room for a VM's usual few zones (instance, public,
+					// reverse): one allocation, not three.
+					zones = make([]string, 0, min(len(plans), 4))
+				}
+				out[vm] = insertSorted(zones, p.zone)
+				continue
+			}
+			if out[vm] = removeSorted(out[vm], p.zone); len(out[vm]) == 0 {
+				delete(out, vm)
+			}
+		}
+	}
+	return out
 }
 
 // dropEmptyLocked deletes the zones published with no records — their

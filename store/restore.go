@@ -108,7 +108,7 @@ func (s *Store) restoreLostLocked(ctx context.Context) error {
 	}
 	s.restored.Add(int64(len(changes)))
 	if len(restored) > 0 {
-		s.installLocked(restored)
+		s.installLocked(restored, nil)
 	}
 	return nil
 }
