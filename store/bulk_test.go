@@ -15,12 +15,12 @@ import (
 // built in one pass (rebuild), leaves the same zone as the same VMs
 // committed one by one (edited name by name), and its diff is exactly
 // the change of the served records; with and without a member cap, with
-// records several VMs provide; the zones built in parallel, as for a
-// large commit.
+// records several VMs provide; the VMs planned and the zones built in
+// parallel, as for a large commit.
 func TestRebuildMatchesEdits(t *testing.T) {
 	const z, z2 = "bulk.example.com.", "2.0.192.in-addr.arpa."
-	defer func(n int) { parallelBuild = n }(parallelBuild)
-	parallelBuild = 1
+	defer func(n, m int) { parallelBuild, parallelPlan = n, m }(parallelBuild, parallelPlan)
+	parallelBuild, parallelPlan = 1, 1
 	for seed := range uint64(40) {
 		maxMembers := []int{0, 2}[seed%2]
 		t.Run(fmt.Sprintf("seed=%d,max=%d", seed, maxMembers), func(t *testing.T) {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/cnsd/cnsd/parallel"
 	"github.com/cnsd/cnsd/zonegen"
 )
 
@@ -315,9 +317,18 @@ func byZone(c zonegen.Contribution) map[string][]Record {
 // VMs is made at its size: grown entry by entry, a bootstrap's 100k VMs
 // were rehashed again and again in every large zone.
 func (s *Store) planLocked(cur map[string]*Snapshot, batch []zonegen.Contribution) []*zonePlan {
+	cs := latest(batch)
+	// Each VM's records sorted into zones, on every core for a
+	// bootstrap's: a map and a check of its records each.
+	byVM := make([]map[string][]Record, len(cs))
+	workers := 1
+	if len(cs) >= parallelPlan {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	parallel.Each(len(cs), workers, func(i int) { byVM[i] = byZone(cs[i]) })
 	deltas := map[string][]vmDelta{}
-	for _, c := range latest(batch) {
-		recs := byZone(c)
+	for i, c := range cs {
+		recs := byVM[i]
 		zones := slices.Clone(s.vmZones[c.VM])
 		for z := range recs {
 			zones = insertSorted(zones, z)
@@ -337,6 +348,10 @@ func (s *Store) planLocked(cur map[string]*Snapshot, batch []zonegen.Contributio
 	slices.SortFunc(plans, func(a, b *zonePlan) int { return strings.Compare(a.zone, b.zone) })
 	return plans
 }
+
+// parallelPlan is the fewest VMs a commit sorts into zones in parallel;
+// tests lower it.
+var parallelPlan = 10_000
 
 // zoneList names the zones of changes for an error message.
 func zoneList(changes []ZoneChange) string {
