@@ -239,3 +239,46 @@ func TestBulkAddedAtLeastTerms(t *testing.T) {
 		t.Errorf("after a.z. was served: encodedAtLeast %d, encoding %d; want 38 and 43", got, real)
 	}
 }
+
+// TestLatest: a batch's last contribution of each VM, in the order VMs
+// first appear, without the unresolved ones; a batch sorted by VM with
+// no VM twice (the Batcher's) comes back as it is.
+func TestLatest(t *testing.T) {
+	c := func(vm string, tag int, unresolved bool) zonegen.Contribution {
+		return zonegen.Contribution{VM: vm, Unresolved: unresolved, Zones: make([]zonegen.ZoneRecords, tag)}
+	}
+	for _, tc := range []struct {
+		name      string
+		batch     []zonegen.Contribution
+		want      []zonegen.Contribution
+		unchanged bool
+	}{
+		{"sorted", []zonegen.Contribution{c("a", 1, false), c("b", 2, false), c("c", 3, false)},
+			[]zonegen.Contribution{c("a", 1, false), c("b", 2, false), c("c", 3, false)}, true},
+		{"sorted, unresolved", []zonegen.Contribution{c("a", 1, false), c("b", 2, true), c("c", 3, false)},
+			[]zonegen.Contribution{c("a", 1, false), c("c", 3, false)}, false},
+		{"a VM twice in a row", []zonegen.Contribution{c("a", 1, false), c("a", 2, false), c("b", 3, false)},
+			[]zonegen.Contribution{c("a", 2, false), c("b", 3, false)}, false},
+		{"a VM twice apart", []zonegen.Contribution{c("b", 1, false), c("a", 2, false), c("b", 3, false)},
+			[]zonegen.Contribution{c("b", 3, false), c("a", 2, false)}, false},
+		{"unsorted", []zonegen.Contribution{c("c", 1, false), c("a", 2, false)},
+			[]zonegen.Contribution{c("c", 1, false), c("a", 2, false)}, false},
+		{"a later unresolved one is skipped", []zonegen.Contribution{c("a", 1, false), c("a", 2, true)},
+			[]zonegen.Contribution{c("a", 1, false)}, false},
+	} {
+		orig := slices.Clone(tc.batch)
+		got := latest(tc.batch)
+		same := func(x, y zonegen.Contribution) bool {
+			return x.VM == y.VM && x.Unresolved == y.Unresolved && len(x.Zones) == len(y.Zones)
+		}
+		if !slices.EqualFunc(got, tc.want, same) {
+			t.Errorf("%s: latest gives %v, want %v", tc.name, got, tc.want)
+		}
+		if !slices.EqualFunc(tc.batch, orig, same) {
+			t.Errorf("%s: latest changed its batch to %v", tc.name, tc.batch)
+		}
+		if tc.unchanged && len(got) > 0 && &got[0] != &tc.batch[0] {
+			t.Errorf("%s: a sorted batch of distinct VMs was copied", tc.name)
+		}
+	}
+}

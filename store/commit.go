@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -276,6 +277,16 @@ func (s *Store) reloadLocked(ctx context.Context) error {
 // latest returns the batch's resolved contributions, the last one per VM,
 // in the order VMs first appear.
 func latest(batch []zonegen.Contribution) []zonegen.Contribution {
+	if slices.IsSortedFunc(batch, func(x, y zonegen.Contribution) int {
+		return cmp.Or(strings.Compare(x.VM, y.VM), -1) // a VM twice: not sorted
+	}) {
+		// No VM twice (the Batcher's batches, sorted by VM): no map of
+		// a bootstrap's 100k VMs to find that out.
+		if !slices.ContainsFunc(batch, func(c zonegen.Contribution) bool { return c.Unresolved }) {
+			return batch
+		}
+		return slices.DeleteFunc(slices.Clone(batch), func(c zonegen.Contribution) bool { return c.Unresolved })
+	}
 	at := map[string]int{}
 	var out []zonegen.Contribution
 	for _, c := range batch {
