@@ -16,50 +16,62 @@ func (s *Store) installLocked(plans []*zonePlan, vmZones map[string][]string) {
 		s.vmZones = vmZones
 	}
 	for _, p := range plans {
-		vms := s.vms[p.zone]
-		// A zone with no VMs yet (a bootstrap's) takes the plan's map
-		// rather than a copy of it made entry by entry: every VM of
-		// the plan then has records (none had any to lose), and
-		// nothing keeps the plan once it is installed, nor its
-		// ZoneChange.SetVMs (the same map) once applied.
-		adopt := len(vms) == 0
-		if adopt {
-			vms = p.set
-			s.vms[p.zone] = vms
-		}
-		for vm, recs := range p.set {
-			if vmZones != nil {
-				if len(recs) > 0 {
-					if !adopt {
-						vms[vm] = recs
-					}
-				} else {
-					delete(vms, vm)
-				}
-				continue
-			}
-			if len(recs) > 0 {
-				if !adopt {
-					vms[vm] = recs
-				}
-				zones := s.vmZones[vm]
-				if zones == nil {
-					// Room for a VM's usual few zones (instance, public,
-					// reverse) in a bootstrap: one allocation, not three.
-					zones = make([]string, 0, min(len(plans), 4))
-				}
-				s.vmZones[vm] = insertSorted(zones, p.zone)
-				continue
-			}
-			delete(vms, vm)
-			if s.vmZones[vm] = removeSorted(s.vmZones[vm], p.zone); len(s.vmZones[vm]) == 0 {
-				delete(s.vmZones, vm)
-			}
-		}
+		s.installVMsLocked(p, len(plans), vmZones == nil)
 		delete(s.dropped, p.zone)
 		set[p.zone] = p.next
 	}
 	s.publishLocked(set)
+}
+
+// installVMsLocked makes the plan's VMs' records the zone's and, when
+// editZones, the zone one of each VM's zones or no longer one of them
+// (vmZones). plans is how many zones the commit changes.
+func (s *Store) installVMsLocked(p *zonePlan, plans int, editZones bool) {
+	vms := s.vms[p.zone]
+	// A zone with fewer VMs than the plan brings, none of which it had
+	// (a bootstrap's, beside the compute nodes' few), takes the plan's
+	// map, its own few VMs added after, rather than adding the plan's
+	// 100k to its own entry by entry: every VM of the plan then has
+	// records (none had any to lose), and nothing keeps the plan once
+	// it is installed, nor reads its ZoneChange.SetVMs (the same map)
+	// once applied.
+	had := vms
+	adopt := len(vms) == 0 || (!p.removes && len(p.set) > len(vms))
+	if adopt {
+		vms = p.set
+		s.vms[p.zone] = vms
+	}
+	if !adopt || editZones {
+		for vm, recs := range p.set {
+			switch {
+			case len(recs) == 0:
+				delete(vms, vm)
+			case !adopt:
+				vms[vm] = recs
+			}
+			if !editZones {
+				continue
+			}
+			if len(recs) == 0 {
+				if s.vmZones[vm] = removeSorted(s.vmZones[vm], p.zone); len(s.vmZones[vm]) == 0 {
+					delete(s.vmZones, vm)
+				}
+				continue
+			}
+			zones := s.vmZones[vm]
+			if zones == nil {
+				// Room for a VM's usual few zones (instance, public,
+				// reverse) in a bootstrap: one allocation, not three.
+				zones = make([]string, 0, min(plans, 4))
+			}
+			s.vmZones[vm] = insertSorted(zones, p.zone)
+		}
+	}
+	if adopt && len(had) > 0 {
+		for vm, recs := range had {
+			vms[vm] = recs
+		}
+	}
 }
 
 // freshVMZones is the fewest VMs a commit brings, and at least as many

@@ -14,6 +14,8 @@ import (
 // writes (vmZonesAfter) are those editing them in place gives, after
 // commits that add VMs, move them between zones and take them out of
 // every zone; and a commit whose Apply fails leaves them as they were.
+// Each zone's VMs' records are those of their latest contributions,
+// whether the zone took the plan's map (a bootstrap's) or not.
 func TestVMZonesAfterMatchesInPlace(t *testing.T) {
 	defer func(n int) { freshVMZones = n }(freshVMZones)
 	zones := []string{"a.example.com.", "b.example.com.", "c.example.com.", "d.example.com."}
@@ -29,10 +31,16 @@ func TestVMZonesAfterMatchesInPlace(t *testing.T) {
 	for seed := range uint64(40) {
 		rng := rand.New(rand.NewPCG(seed, 5))
 		var batches [][]zonegen.Contribution
-		for range 4 {
+		for i := range 4 {
+			// Half the batches bring only VMs new to the Store, more
+			// than it has (a bootstrap after the compute nodes).
+			base := 0
+			if rng.IntN(2) == 0 {
+				base = 100 * (i + 1)
+			}
 			var batch []zonegen.Contribution
 			for range 1 + rng.IntN(80) {
-				batch = append(batch, random(rng, fmt.Sprintf("vm%d", rng.IntN(60))))
+				batch = append(batch, random(rng, fmt.Sprintf("vm%d", base+rng.IntN(60))))
 			}
 			batches = append(batches, batch)
 		}
@@ -58,6 +66,16 @@ func TestVMZonesAfterMatchesInPlace(t *testing.T) {
 			commit(t, inPlace, batch...)
 			if !maps.EqualFunc(fresh.vmZones, inPlace.vmZones, slices.Equal) {
 				t.Fatalf("seed %d batch %d: made anew %v\nin place %v", seed, i, fresh.vmZones, inPlace.vmZones)
+			}
+			for _, c := range latest(batch) {
+				for _, z := range zones {
+					want := byZone(c)[z]
+					for _, s := range []*Store{fresh, inPlace} {
+						if got := s.vms[z][c.VM]; !slices.Equal(got, want) {
+							t.Fatalf("seed %d batch %d: %s in %s holds %v, want %v", seed, i, c.VM, z, got, want)
+						}
+					}
+				}
 			}
 		}
 	}
