@@ -32,6 +32,11 @@ import (
 type bulkNames struct {
 	names []string // in nameOrder
 	nodes []*node  // names[i]'s node
+	// forms[i] is names[i]'s canonical form, made to sort them
+	// (canonicalOrder) and given to the tree's index (buildIndexOf);
+	// nil when some name has none. They share one buffer of a few bytes
+	// more than the names: nothing keeps them past the build.
+	forms []string
 }
 
 // nodeSlab is how many of the nodes that share a VM's records are
@@ -47,7 +52,7 @@ const nodeSlab = 256
 // ones the Store keeps. The result does not depend on the maps' order.
 func buildBulk(maxMembers int, vms ...map[string][]Record) bulkNames {
 	runs := runsOf(vms)
-	order := canonicalOrder(len(runs), func(i int) string { return runs[i].name })
+	order, forms := canonicalOrder(len(runs), func(i int) string { return runs[i].name })
 	names := 0
 	for k := range order {
 		if k == 0 || runs[order[k]].name != runs[order[k-1]].name {
@@ -55,6 +60,9 @@ func buildBulk(maxMembers int, vms ...map[string][]Record) bulkNames {
 		}
 	}
 	b := bulkNames{names: make([]string, 0, names), nodes: make([]*node, 0, names)}
+	if forms != nil {
+		b.forms = make([]string, 0, names)
+	}
 	var slab []node
 	var scratch edit // one edit for every name: a node keeps none of it
 	var merged []Record
@@ -82,6 +90,9 @@ func buildBulk(maxMembers int, vms ...map[string][]Record) bulkNames {
 			n = scratch.node(name, maxMembers) // copies the records
 		}
 		b.names, b.nodes = append(b.names, name), append(b.nodes, n)
+		if forms != nil {
+			b.forms = append(b.forms, forms[k])
+		}
 		k = j
 	}
 	return b
@@ -129,6 +140,7 @@ func runsOf(maps []map[string][]Record) []run {
 // later, which lists them or bounds their encoding on demand
 // (ZoneChange.addedLater).
 func diffBulk(old *nameTree, b bulkNames) (removed, added []Record, later *bulkAdded) {
+	b.forms = nil // later may live on (ZoneChange.addedLater); the forms need not
 	switch {
 	case old.Len() == 0:
 		return nil, nil, &bulkAdded{b: b}
@@ -362,22 +374,23 @@ func groupEdit(e edit, recs []Record) edit {
 }
 
 // canonicalOrder returns the indexes 0..n-1 of names, name(i) the i-th,
-// in nameOrder, equal names next to each other. It sorts byte strings
+// in nameOrder, equal names next to each other; and when every name is
+// plain, forms, forms[k] the canonical form of name(order[k]) (canonical,
+// which is the key for a plain name), else nil. It sorts byte strings
 // made of each name's labels from the right, each followed by a zero
 // byte, which compare as nameOrder does, and are equal only for equal
 // names, when every name is plain (plainName: zonegen's are). Otherwise
 // the result is checked, and sorted by nameOrder itself should the check
 // fail.
-func canonicalOrder(n int, name func(i int) string) []int32 {
+func canonicalOrder(n int, name func(i int) string) (order []int32, forms []string) {
 	// Every key is cut from one buffer: one allocation, not one a name.
 	size := 0
 	for i := range n {
 		size += len(name(i)) + 1 // a key is no longer than its name and a byte
 	}
 	// The keys are appended within buf's room: it is never copied, and
-	// each key's bytes, once cut, are not written again; nor do the keys
-	// outlive this call. No copy of a bootstrap's 60 MB of keys into
-	// strings.
+	// each key's bytes, once cut, are not written again, nor after the
+	// call (forms). No copy of a bootstrap's 60 MB of keys into strings.
 	buf := make([]byte, 0, size)
 	ks := make([]keyed, n)
 	plain := true
@@ -392,9 +405,15 @@ func canonicalOrder(n int, name func(i int) string) []int32 {
 		plain = plain && plainName(nm)
 	}
 	sortKeyed(ks)
-	order := make([]int32, len(ks))
+	order = make([]int32, len(ks))
 	for k := range ks {
 		order[k] = ks[k].i
+	}
+	if plain {
+		forms = make([]string, len(ks))
+		for k := range ks {
+			forms[k] = ks[k].s
+		}
 	}
 	for k := 1; k < len(order) && !plain; k++ {
 		a, b := name(int(order[k-1])), name(int(order[k]))
@@ -409,7 +428,7 @@ func canonicalOrder(n int, name func(i int) string) []int32 {
 			break
 		}
 	}
-	return order
+	return order, forms
 }
 
 // plainName reports whether name is the root or absolute with no empty

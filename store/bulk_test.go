@@ -241,7 +241,7 @@ func TestCanonicalOrderNames(t *testing.T) {
 			}
 			names[i] = name
 		}
-		order := canonicalOrder(len(names), func(i int) string { return names[i] })
+		order, _ := canonicalOrder(len(names), func(i int) string { return names[i] })
 		got := make([]string, len(order))
 		for k, i := range order {
 			got[k] = names[i]
@@ -265,7 +265,7 @@ func TestCanonicalOrderRepeats(t *testing.T) {
 		{"b.x.", "a.x.", "b.x.", "x.", "a.b.x.", "a.x."},
 		{"b.x.", "x", "x.", "b.x.", "x", "x."},
 	} {
-		order := canonicalOrder(len(names), func(i int) string { return names[i] })
+		order, _ := canonicalOrder(len(names), func(i int) string { return names[i] })
 		got := make([]string, len(order))
 		for k, i := range order {
 			got[k] = names[i]
@@ -370,7 +370,7 @@ func TestCanonicalOrderRandom(t *testing.T) {
 				}
 			}
 		}
-		order := canonicalOrder(len(names), func(i int) string { return names[i] })
+		order, _ := canonicalOrder(len(names), func(i int) string { return names[i] })
 		if len(order) != len(names) {
 			t.Fatalf("seed %d: %d indexes for %d names", seed, len(order), len(names))
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -281,4 +282,68 @@ func TestLatest(t *testing.T) {
 			t.Errorf("%s: a sorted batch of distinct VMs was copied", tc.name)
 		}
 	}
+}
+
+// TestBulkIndexFromForms: the indexes of a tree built in bulk, made from
+// the canonical forms the sort made (buildIndexOf), are those the names
+// themselves give (buildIndex), for cnsd's names and random plain ones,
+// leaves of shared words included; names that are not all plain give no
+// forms, and their tree's indexes are still the names'.
+func TestBulkIndexFromForms(t *testing.T) {
+	check := func(what string, vms map[string][]Record, wantForms bool) {
+		t.Helper()
+		b := buildBulk(0, vms)
+		if (b.forms != nil) != wantForms {
+			t.Fatalf("%s: forms %v, want them %v", what, b.forms != nil, wantForms)
+		}
+		for i, f := range b.forms {
+			if want, _ := canonical(nil, b.names[i]); f != string(want) {
+				t.Fatalf("%s: form of %q is %q, want %q", what, b.names[i], f, want)
+			}
+		}
+		snap := emptySnapshot("z.", 0)
+		snap.fill(b)
+		leaves := 0
+		for _, leaf := range leafTNodes(snap.names.root, nil) {
+			leaves++
+			if got, want := leaf.idx.Load(), buildIndex(leaf.keys); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s: leaf %d (%q…): index from the forms %+v, from the names %+v", what, leaves, leaf.keys[0], got, want)
+			}
+		}
+		if leaves < 2 {
+			t.Fatalf("%s: %d leaves", what, leaves)
+		}
+	}
+	cns := map[string][]Record{}
+	for i := range 3000 {
+		c := cnsVM(i)
+		if recs := byZone(c)["dc1.cns.example.com."]; len(recs) > 0 {
+			cns[c.VM] = recs
+		}
+	}
+	check("cnsd's names", cns, true)
+	rng := rand.New(rand.NewPCG(1, 2))
+	random := map[string][]Record{}
+	for i := range 2000 {
+		vm := fmt.Sprintf("vm%d", i)
+		name := "z."
+		for range rng.IntN(4) {
+			name = []string{"a", "b", "ab", "\xff", "a\\.b", "0"}[rng.IntN(6)] + "." + name
+		}
+		random[vm] = []Record{a(name, "10.0.0.1", vm)}
+	}
+	check("random plain names", random, true)
+	random["vm-relative"] = []Record{a("relative.z", "10.0.0.1", "vm-relative")}
+	check("a relative name among them", random, false)
+}
+
+// leafTNodes appends the leaves under n, in order, to out.
+func leafTNodes(n *tnode, out []*tnode) []*tnode {
+	if n.kids == nil {
+		return append(out, n)
+	}
+	for _, kid := range n.kids {
+		out = leafTNodes(kid, out)
+	}
+	return out
 }

@@ -39,7 +39,7 @@ func (s *Snapshot) fill(b bulkNames) {
 	for _, n := range b.nodes {
 		s.replaced(nil, n)
 	}
-	s.names = buildNameTree(b.names, b.nodes)
+	s.names = buildNameTreeOf(b.names, b.nodes, b.forms)
 }
 
 // normalize returns recs as one VM's records: Source set to vm, sorted by

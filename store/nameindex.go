@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // A lookup in a tree of a million names compares the name with about
@@ -86,13 +87,26 @@ func (n *tnode) index() *keyIndex {
 	return x
 }
 
-func buildIndex(keys []string) *keyIndex {
+func buildIndex(keys []string) *keyIndex { return buildIndexOf(keys, nil) }
+
+// buildIndexOf is buildIndex given, when forms is not nil, the canonical
+// form of each key (forms[i] of keys[i], every key having one): a bulk
+// build has them from sorting the names (canonicalOrder) and need not
+// make them again, once for every key and again for each key that shares
+// its word with another.
+func buildIndexOf(keys, forms []string) *keyIndex {
 	if len(keys) == 0 {
 		return &keyIndex{plain: true}
 	}
 	var fb, lb, kb [256]byte
-	first, okf := canonical(fb[:0], keys[0])
-	last, okl := canonical(lb[:0], keys[len(keys)-1])
+	form := func(b []byte, i int) ([]byte, bool) {
+		if forms != nil {
+			return unsafe.Slice(unsafe.StringData(forms[i]), len(forms[i])), true // only read
+		}
+		return canonical(b, keys[i])
+	}
+	first, okf := form(fb[:0], 0)
+	last, okl := form(lb[:0], len(keys)-1)
 	if !okf || !okl {
 		return &keyIndex{plain: true}
 	}
@@ -102,14 +116,14 @@ func buildIndex(keys []string) *keyIndex {
 		p++
 	}
 	x := &keyIndex{prefix: string(first[:p]), words: make([]uint64, len(keys))}
-	for i, k := range keys {
-		form, ok := canonical(kb[:0], k)
+	for i := range keys {
+		f, ok := form(kb[:0], i)
 		if !ok {
 			return &keyIndex{plain: true}
 		}
-		x.words[i] = wordAt(form, p)
+		x.words[i] = wordAt(f, p)
 	}
-	if !x.indexGroups(keys) {
+	if !x.indexGroups(len(keys), form) {
 		return &keyIndex{plain: true}
 	}
 	return x
@@ -118,19 +132,20 @@ func buildIndex(keys []string) *keyIndex {
 // indexGroups fills depth and deep for the groups of keys that share
 // their word; false when a group's common prefix is too long for depth
 // (names of escapes, which presentation form makes longer than 255).
-func (x *keyIndex) indexGroups(keys []string) bool {
+// form(b, i) is key i's canonical form, appended to b.
+func (x *keyIndex) indexGroups(keys int, form func(b []byte, i int) ([]byte, bool)) bool {
 	var fb, lb, kb [256]byte
-	for lo := 0; lo < len(keys); {
+	for lo := 0; lo < keys; {
 		hi := lo + 1
-		for hi < len(keys) && x.words[hi] == x.words[lo] {
+		for hi < keys && x.words[hi] == x.words[lo] {
 			hi++
 		}
 		if hi-lo > 1 {
 			if x.deep == nil {
-				x.depth, x.deep = make([]uint8, len(keys)), make([]uint64, len(keys))
+				x.depth, x.deep = make([]uint8, keys), make([]uint64, keys)
 			}
-			first, _ := canonical(fb[:0], keys[lo]) // buildIndex checked them all
-			last, _ := canonical(lb[:0], keys[hi-1])
+			first, _ := form(fb[:0], lo) // buildIndex checked them all
+			last, _ := form(lb[:0], hi-1)
 			d := 0
 			for d < len(first) && d < len(last) && first[d] == last[d] {
 				d++
@@ -139,8 +154,8 @@ func (x *keyIndex) indexGroups(keys []string) bool {
 				return false
 			}
 			for i := lo; i < hi; i++ {
-				form, _ := canonical(kb[:0], keys[i])
-				x.depth[i], x.deep[i] = uint8(d), wordAt(form, d)
+				f, _ := form(kb[:0], i)
+				x.depth[i], x.deep[i] = uint8(d), wordAt(f, d)
 			}
 		}
 		lo = hi

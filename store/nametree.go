@@ -209,6 +209,13 @@ func insertAt[T any](s []T, i int, v T) []T {
 // duplicates, and their nodes, in one pass: full leaves, then each level
 // of branches over the one below. The tree keeps neither slice.
 func buildNameTree(names []string, nodes []*node) *nameTree {
+	return buildNameTreeOf(names, nodes, nil)
+}
+
+// buildNameTreeOf is buildNameTree given, when forms is not nil, each
+// name's canonical form (forms[i] of names[i]) for the indexes
+// (buildIndexOf); the tree keeps none of them.
+func buildNameTreeOf(names []string, nodes []*node, forms []string) *nameTree {
 	if len(names) == 0 {
 		return &nameTree{}
 	}
@@ -218,7 +225,11 @@ func buildNameTree(names []string, nodes []*node) *nameTree {
 		leaf := &tnode{keys: slices.Clone(names[i:j]), vals: slices.Clone(nodes[i:j])}
 		// Indexed now rather than by the first searches: a tree this
 		// size is a bootstrap's, and its first queries need not pay.
-		leaf.idx.Store(buildIndex(leaf.keys))
+		var leafForms []string
+		if forms != nil {
+			leafForms = forms[i:j]
+		}
+		leaf.idx.Store(buildIndexOf(leaf.keys, leafForms))
 		level = append(level, leaf)
 	}
 	for len(level) > 1 {
