@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -346,4 +347,101 @@ func leafTNodes(n *tnode, out []*tnode) []*tnode {
 		out = leafTNodes(kid, out)
 	}
 	return out
+}
+
+// unreplicated wraps a Backend: while hold is set, Apply says no replica
+// acknowledged the write, which a failover then lost: the next Apply of
+// the same changes writes them anew.
+type unreplicated struct {
+	Backend
+	hold bool
+}
+
+func (u *unreplicated) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) error {
+	if u.hold {
+		return fmt.Errorf("injected: %w", ErrNotReplicated)
+	}
+	return u.Backend.Apply(ctx, epoch, changes)
+}
+
+// TestLargeCommitFillsZonesAlongsideTheWrite: in a large commit, a zone
+// it fills (at least smallOld times the records it held) keeps no diff,
+// in the Store and in the backend, even for a secondary that wants one
+// (Retain) and a journal with room; its names are built while the
+// backend writes, yet the zone served and the diff Commit returns are
+// those of a small commit, also when the commit is first held (no
+// replica) and confirmed by the next. A zone the commit does not fill
+// keeps its diff.
+func TestLargeCommitFillsZonesAlongsideTheWrite(t *testing.T) {
+	defer func(n int) { parallelBuild = n }(parallelBuild)
+	const filled, edited = "dc1.cns.example.com.", "edited.example.com."
+	var first, batch []zonegen.Contribution
+	for i := range 400 {
+		c := cnsVM(i)
+		if i < 8 {
+			// Eight VMs also hold many records in edited: 400 VMs'
+			// one each later are fewer than eight times as many.
+			recs := []Record{}
+			for k := range 60 {
+				recs = append(recs, a(fmt.Sprintf("n%d.%s.%s", k, c.VM, edited), "10.1.1.1", c.VM))
+			}
+			c = contrib(c.VM, map[string][]Record{filled: byZone(c)[filled], edited: recs})
+			first = append(first, c)
+			continue
+		}
+		c.Zones = append(c.Zones, zonegen.ZoneRecords{Zone: edited, Records: []Record{a("v"+c.VM+"."+edited, "10.2.2.2", c.VM)}})
+		batch = append(batch, c)
+	}
+	retain := func(string) (uint32, bool) { return 1, true }
+
+	small, _ := open(t, NewMemory(), Options{Retain: retain})
+	commit(t, small, first...)
+	want := map[string]Diff{}
+	for _, d := range commit(t, small, batch...) {
+		want[d.Zone] = d
+	}
+
+	for _, held := range []bool{false, true} {
+		parallelBuild = 1 << 30
+		mem := NewMemory()
+		b := &unreplicated{Backend: mem}
+		s, _ := open(t, b, Options{Retain: retain})
+		commit(t, s, first...)
+		parallelBuild = 1
+		b.hold = held
+		diffs, err := s.Commit(t.Context(), batch)
+		if held {
+			if !errors.Is(err, ErrNotReplicated) {
+				t.Fatalf("held: Commit returned %v", err)
+			}
+			b.hold = false
+			if diffs, err = s.Commit(t.Context(), nil); err != nil {
+				t.Fatalf("confirming the held commit: %v", err)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if len(diffs) != len(want) {
+			t.Fatalf("held %v: %d diffs, want %d", held, len(diffs), len(want))
+		}
+		for _, d := range diffs {
+			w := want[d.Zone]
+			if !slices.Equal(d.Added, w.Added) || !slices.Equal(d.Removed, w.Removed) {
+				t.Fatalf("held %v: %s: diff +%d -%d, want +%d -%d", held, d.Zone, len(d.Added), len(d.Removed), len(w.Added), len(w.Removed))
+			}
+			if !slices.Equal(all(s, d.Zone), all(small, d.Zone)) {
+				t.Fatalf("held %v: %s serves other records than after a small commit", held, d.Zone)
+			}
+		}
+		data, err := mem.Load(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, m := len(s.Snapshot(filled).journal), len(data[filled].Journal); n != 0 || m != 0 {
+			t.Errorf("held %v: %s, filled, keeps %d diffs, the backend %d; want none", held, filled, n, m)
+		}
+		if n, m := len(s.Snapshot(edited).journal), len(data[edited].Journal); n != 2 || m != 2 {
+			t.Errorf("held %v: %s, not filled, keeps %d diffs, the backend %d; want 2", held, edited, n, m)
+		}
+	}
 }

@@ -128,22 +128,26 @@ func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) (_ []Z
 	now := s.opts.Clock()
 	changes := make([]ZoneChange, len(plans))
 	t1 := time.Now()
-	s.buildAllLocked(plans, now)
+	alongside := s.buildAllLocked(plans, now)
 	for i, p := range plans {
 		changes[i] = p.change
 	}
 	t2 := time.Now()
 	var times writeTimes
 	if len(changes) > 0 {
-		if err := s.writeLocked(ctx, plans, changes, "commit zones", &times); err != nil {
+		if err := s.writeLocked(ctx, plans, changes, "commit zones", &times, alongside); err != nil {
 			return nil, 0, err
 		}
+	}
+	for i, p := range plans {
+		changes[i] = p.change // with the diffs built alongside the write
 	}
 	s.dropEmptyLocked(ctx)
 	built = builtFromNothing(plans)
 	if built >= parallelBuild {
 		// A bootstrap's commit is most of its time after the listing:
 		// where it goes, without a profile.
+		// apply includes the filled zones' names, built alongside.
 		s.log.Info("large commit", "records", built, "zones", len(plans), "plan", t1.Sub(t0), "build", t2.Sub(t1),
 			"apply", times.apply, "install", times.install, "took", time.Since(t0))
 	}
@@ -157,8 +161,10 @@ type writeTimes struct{ apply, install time.Duration }
 // under one new commit ID, and installs them. A write no replica
 // acknowledged is held (hold.go); any other failure is handled by
 // afterFailedApplyLocked. what names the operation in the error.
-// times, when not nil, gets how long the two steps took.
-func (s *Store) writeLocked(ctx context.Context, plans []*zonePlan, changes []ZoneChange, what string, times *writeTimes) error {
+// times, when not nil, gets how long the two steps took. alongside, when
+// not nil, runs while Apply writes (buildAllLocked), and has returned
+// before anything else is done.
+func (s *Store) writeLocked(ctx context.Context, plans []*zonePlan, changes []ZoneChange, what string, times *writeTimes, alongside func()) error {
 	id := NewChangeID()
 	for i := range changes {
 		changes[i].ID, plans[i].change.ID = id, id
@@ -168,6 +174,9 @@ func (s *Store) writeLocked(ctx context.Context, plans []*zonePlan, changes []Zo
 	made := make(chan struct{})
 	go func() {
 		defer close(made)
+		if alongside != nil {
+			alongside()
+		}
 		vmZones = s.vmZonesAfter(plans) // reads the Store only, under s.mu held here
 	}()
 	err := s.b.Apply(ctx, s.opts.Epoch, changes)

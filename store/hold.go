@@ -54,5 +54,11 @@ func (s *Store) confirmHeldLocked(ctx context.Context) ([]ZoneChange, error) {
 	s.held = nil
 	s.installLocked(h.plans, nil)
 	s.log.Info("held commit acknowledged by a replica; published", "zones", zoneList(h.changes))
-	return h.changes, nil
+	// The plans' changes: those Apply wrote, with the diffs built
+	// alongside the write (buildAllLocked).
+	out := make([]ZoneChange, len(h.plans))
+	for i, p := range h.plans {
+		out[i] = p.change
+	}
+	return out, nil
 }

@@ -56,7 +56,7 @@ func (s *Store) Keep(ctx context.Context, zones []string) error {
 			s.buildLocked(p, now)
 			changes[i] = p.change
 		}
-		if err := s.writeLocked(ctx, plans, changes, "create kept zones", nil); err != nil {
+		if err := s.writeLocked(ctx, plans, changes, "create kept zones", nil, nil); err != nil {
 			return err
 		}
 	}

@@ -118,7 +118,14 @@ var parallelBuild = 100_000
 // bootstrap) builds its zones' names in parallel, over up to GOMAXPROCS
 // goroutines, largest first; the journals (which ask Options.Retain)
 // follow in order.
-func (s *Store) buildAllLocked(plans []*zonePlan, now time.Time) {
+//
+// In a large commit, the zones it fills (fills) get their serials and
+// the VMs they set, which is all their ZoneChange needs, since they keep
+// no diff; their names are left to alongside, for writeLocked to build
+// while the backend writes: a bootstrap's write is mostly waiting on the
+// disk or Redis, and its build is mostly one zone's on one core. alongside
+// is nil when there is nothing to build that way.
+func (s *Store) buildAllLocked(plans []*zonePlan, now time.Time) (alongside func()) {
 	adds := 0
 	for _, p := range plans {
 		adds += p.adds
@@ -129,20 +136,67 @@ func (s *Store) buildAllLocked(plans []*zonePlan, now time.Time) {
 		for _, p := range plans {
 			s.buildLocked(p, now)
 		}
-		return
+		return nil
 	}
-	queue := slices.SortedFunc(slices.Values(plans), func(a, b *zonePlan) int { return b.adds - a.adds })
+	var filled, rest []*zonePlan
+	for _, p := range plans {
+		if p.fills() {
+			filled = append(filled, p)
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	largestFirst := func(ps []*zonePlan) []*zonePlan {
+		return slices.SortedFunc(slices.Values(ps), func(a, b *zonePlan) int { return b.adds - a.adds })
+	}
+	queue := largestFirst(rest)
 	parallel.Each(len(queue), workers, func(i int) {
 		s.namesLocked(queue[i], now) // reads the Store only; each plan is its own
 	})
-	for _, p := range plans {
+	for _, p := range rest {
 		s.journalLocked(p)
 	}
+	if len(filled) == 0 {
+		return nil
+	}
+	queue = largestFirst(filled)
+	had := make([]map[string][]Record, len(queue)) // s.vms is not written before the plans are installed
+	for i, p := range queue {
+		s.startLocked(p, now)
+		p.next.journal, p.next.jbytes, p.next.jdead = nil, 0, 0
+		p.setVMs() // KeepJournal 0: the backend's journal is emptied too
+		had[i] = s.vms[p.zone]
+	}
+	maxMembers := s.opts.MaxMembers
+	return func() {
+		parallel.Each(len(queue), workers, func(i int) { queue[i].buildNames(had[i], maxMembers, false) })
+	}
+}
+
+// fills reports whether the plan fills its zone from nothing or nearly:
+// it only adds VMs, at least smallOld times as many records as the zone
+// holds. In a large commit such a zone keeps no diff in its journal: a
+// secondary at the serial before it transfers the zone whole, which
+// moves about the same records as the diff would (docs/dns-server.md).
+func (p *zonePlan) fills() bool {
+	held := 0
+	if p.cur != nil {
+		held = p.cur.Len()
+	}
+	return p.rebuild() && p.adds >= smallOld*held
 }
 
 // namesLocked computes the plan's next serial, its Snapshot's names and
 // the served-set Diff. It only reads the Store.
 func (s *Store) namesLocked(p *zonePlan, now time.Time) {
+	s.startLocked(p, now)
+	p.buildNames(s.vms[p.zone], s.opts.MaxMembers, true)
+}
+
+// startLocked makes the plan's next Snapshot, the current one's names at
+// the next serial, and its ZoneChange from the current serial to that
+// one, without records yet. It only reads the Store.
+func (s *Store) startLocked(p *zonePlan, now time.Time) {
 	next, prev := emptySnapshot(p.zone, 0), Serial(0)
 	base := s.dropped[p.zone] // a zone coming back continues after its final serial
 	if p.cur != nil {
@@ -153,20 +207,26 @@ func (s *Store) namesLocked(p *zonePlan, now time.Time) {
 	if p.raise != 0 {
 		next.serial = p.raise
 	}
+	p.next = next
+	p.change = ZoneChange{Zone: p.zone, Prev: prev, Next: next.serial, Diff: Diff{Zone: p.zone, From: prev, To: next.serial}}
+}
+
+// buildNames builds the names of the plan's next Snapshot, the VMs
+// having vms before it, and the served-set Diff; measure bounds the
+// encoding of a diff left unlisted, for the journal (journalLocked).
+func (p *zonePlan) buildNames(vms map[string][]Record, maxMembers int, measure bool) {
 	var removed, added []Record
 	var later *bulkAdded
 	if p.rebuild() {
-		removed, added, later = p.applyRebuild(next, s.vms[p.zone], s.opts.MaxMembers)
-		if later != nil {
+		removed, added, later = p.applyRebuild(p.next, vms, maxMembers)
+		if later != nil && measure {
 			later.atLeast = later.encodedAtLeast(p.zone, p.room)
 		}
 	} else {
 		p.opsOf()
-		removed, added = p.applyOps(next, s.vms[p.zone], s.opts.MaxMembers)
+		removed, added = p.applyOps(p.next, vms, maxMembers)
 	}
-	p.next = next
-	p.change = ZoneChange{Zone: p.zone, Prev: prev, Next: next.serial,
-		Diff: Diff{Zone: p.zone, From: prev, To: next.serial, Removed: removed, Added: added}, addedLater: later}
+	p.change.Diff.Removed, p.change.Diff.Added, p.change.addedLater = removed, added, later
 }
 
 // journalLocked adds the plan's Diff to its Snapshot's journal and
@@ -188,6 +248,11 @@ func (s *Store) journalLocked(p *zonePlan) {
 		p.change.diffEnc = p.next.addJournal(p.change.Diff, &s.opts)
 	}
 	p.change.KeepJournal = len(p.next.journal)
+	p.setVMs()
+}
+
+// setVMs completes the plan's ZoneChange with the VMs it sets and drops.
+func (p *zonePlan) setVMs() {
 	leaving := 0
 	for _, recs := range p.set {
 		if len(recs) == 0 {

@@ -65,7 +65,7 @@ func (s *Store) raiseLocked(ctx context.Context, zone string, above Serial) (ser
 	p := &zonePlan{zone: zone, cur: cur, set: map[string][]Record{}, ops: map[string][]op{}, raise: next}
 	s.buildLocked(p, now)
 	what := fmt.Sprintf("raise serial from %d to %d of", cur.serial, next)
-	if err := s.writeLocked(ctx, []*zonePlan{p}, []ZoneChange{p.change}, what, nil); err != nil {
+	if err := s.writeLocked(ctx, []*zonePlan{p}, []ZoneChange{p.change}, what, nil, nil); err != nil {
 		return 0, false, err
 	}
 	return next, reached, nil
