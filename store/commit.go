@@ -147,15 +147,16 @@ func (s *Store) commit(ctx context.Context, batch []zonegen.Contribution) (_ []Z
 	if built >= parallelBuild {
 		// A bootstrap's commit is most of its time after the listing:
 		// where it goes, without a profile.
-		// apply includes the filled zones' names, built alongside.
+		// apply waits for the filled zones' names too, built alongside.
 		s.log.Info("large commit", "records", built, "zones", len(plans), "plan", t1.Sub(t0), "build", t2.Sub(t1),
-			"apply", times.apply, "install", times.install, "took", time.Since(t0))
+			"apply", times.apply, "alongside", times.alongside, "install", times.install, "took", time.Since(t0))
 	}
 	return append(confirmed, changes...), built, nil
 }
 
-// writeTimes are how long a writeLocked took to apply and to install.
-type writeTimes struct{ apply, install time.Duration }
+// writeTimes are how long a writeLocked took to apply, to build what it
+// built alongside, and to install.
+type writeTimes struct{ apply, alongside, install time.Duration }
 
 // writeLocked applies changes, planned as plans (one each, in order),
 // under one new commit ID, and installs them. A write no replica
@@ -175,7 +176,11 @@ func (s *Store) writeLocked(ctx context.Context, plans []*zonePlan, changes []Zo
 	go func() {
 		defer close(made)
 		if alongside != nil {
+			t := time.Now()
 			alongside()
+			if times != nil {
+				times.alongside = time.Since(t)
+			}
 		}
 		vmZones = s.vmZonesAfter(plans) // reads the Store only, under s.mu held here
 	}()
