@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -61,9 +62,15 @@ func (s *jsonScan) str() (quoted []byte, plain bool) {
 	b, start := s.b, s.i
 	plain = true
 	for j := s.i + 1; ; j++ {
-		// Strings are most of a VM object's bytes: pass over eight at a
-		// time while none needs a look.
-		for j+8 <= len(b) && !strSpecial8(binary.LittleEndian.Uint64(b[j:])) {
+		// Strings are most of a VM object's bytes, and most are short:
+		// eight at a time, straight to the first byte that needs a look
+		// (often the closing quote) rather than to the word holding it.
+		for j+8 <= len(b) {
+			m := strSpecial8(binary.LittleEndian.Uint64(b[j:]))
+			if m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
 			j += 8
 		}
 		if j >= len(b) {
@@ -88,14 +95,17 @@ func (s *jsonScan) str() (quoted []byte, plain bool) {
 	}
 }
 
-// strSpecial8 reports whether any of the eight bytes in x may be a quote,
-// a backslash, a control character or not ASCII (false positives only
-// cost the byte-by-byte look): the bit tricks of "Bit Twiddling Hacks",
-// "determine if a word has a byte less than n" and "… equal to n".
-func strSpecial8(x uint64) bool {
+// strSpecial8 marks with its high bit each of the eight bytes of x
+// (little-endian: the first byte is the lowest) that may be a quote, a
+// backslash, a control character or not ASCII: the bit tricks of "Bit
+// Twiddling Hacks", "determine if a word has a byte less than n" and
+// "… equal to n". A borrow only runs upwards from a byte that is marked
+// rightly, so the lowest mark is always right: the bytes below it need
+// no look. Marks above it may be false; they only cost a look.
+func strSpecial8(x uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	less := func(v uint64, n uint64) uint64 { return (v - ones*n) & ^v & highs }
-	return (less(x, 0x20) | less(x^(ones*'"'), 1) | less(x^(ones*'\\'), 1) | x&highs) != 0
+	return less(x, 0x20) | less(x^(ones*'"'), 1) | less(x^(ones*'\\'), 1) | x&highs
 }
 
 // escape checks the escape after the backslash at b[j-1] and returns the
