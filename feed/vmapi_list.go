@@ -34,9 +34,9 @@ func (v *VMAPI) listTo(ctx context.Context, sink VMSink) (VMListing, error) {
 // nothing and each VM that exists throughout is listed exactly once.
 //
 // The pages are fetched one ahead of their decoding: one goroutine
-// requests a page, reads it and splits its array into elements, takes
-// the next page's marker from the elements' uuids alone (pageMarker),
-// then requests the next page while the VMs of the one
+// requests a page, reads it and splits its array into elements, taking
+// the next page's marker from the elements' uuids in the same pass
+// (readPage), then requests the next page while the VMs of the one
 // before are decoded, over GOMAXPROCS goroutines (decodePage). A
 // non-nil pages gets each page's readable VMs once decoded, and
 // ListingAbandoned if the listing fails after the first.
@@ -84,11 +84,10 @@ func (v *VMAPI) fetchPages(ctx context.Context, out chan<- listPage) error {
 			m, _ := json.Marshal(map[string]string{"uuid": marker}) // a string map cannot fail
 			q.Set("marker", string(m))
 		}
-		items, err := v.getPage(ctx, q, page)
+		items, least, err := v.getPage(ctx, q, page)
 		if err != nil {
 			return fmt.Errorf("list vms: %w", err)
 		}
-		least := pageMarker(items)
 		select {
 		case out <- listPage{n: page, items: items}:
 		case <-ctx.Done():
@@ -107,59 +106,76 @@ func (v *VMAPI) fetchPages(ctx context.Context, out chan<- listPage) error {
 // errNotArray: a page is not a JSON array.
 var errNotArray = errors.New("is not a json array")
 
-// getPage fetches one page of GET /vms and splits its array into the
-// elements' JSON.
-func (v *VMAPI) getPage(ctx context.Context, q url.Values, page int) ([]json.RawMessage, error) {
+// getPage fetches one page of GET /vms, splits its array into the
+// elements' JSON and finds the next page's marker (readPage).
+func (v *VMAPI) getPage(ctx context.Context, q url.Values, page int) ([]json.RawMessage, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, vmapiRequestTimeout)
 	defer cancel()
 	u := strings.TrimSuffix(v.cfg.URL, "/") + "/vms?" + q.Encode()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, fmt.Errorf("get /vms: %w", err)
+		return nil, "", fmt.Errorf("get /vms: %w", err)
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := v.cfg.HTTPClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("get /vms: %w", err)
+		return nil, "", fmt.Errorf("get /vms: %w", err)
 	}
 	defer resp.Body.Close()
 	if err := vmapiStatus("/vms", resp); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	items, err := readArray(io.LimitReader(resp.Body, vmapiMaxBody), v.cfg.Limit)
+	items, least, err := readPage(io.LimitReader(resp.Body, vmapiMaxBody), v.cfg.Limit)
 	switch {
 	case errors.Is(err, errNotArray):
-		return nil, fmt.Errorf("page %d %w", page, errNotArray)
+		return nil, "", fmt.Errorf("page %d %w", page, errNotArray)
 	case err != nil:
-		return nil, fmt.Errorf("get /vms: read body: %w", err)
+		return nil, "", fmt.Errorf("get /vms: read body: %w", err)
 	}
-	return items, nil
+	return items, least, nil
 }
 
-// readArray reads one JSON array, and nothing after it. Malformed JSON,
-// or JSON that is not one array, is errNotArray; a failed read is its
-// error. The elements are slices of the body read, not copies: the body
-// is read whole and split by one scan (jsonScan), which costs a fraction
-// of decoding each element off a json.Decoder.
-func readArray(r io.Reader, sizeHint int) ([]json.RawMessage, error) {
+// readPage reads one JSON array, and nothing after it, and returns its
+// elements and the least of their uuids as vmUUID reads them (readable
+// VMs or not: a malformed VM is listed as unreadable under it), the
+// marker of the next page. Malformed JSON, or JSON that is not one
+// array, is errNotArray; a failed read is its error.
+//
+// The elements are slices of the body read, not copies: the body is
+// read whole and split by one scan (jsonScan), which costs a fraction of
+// decoding each element off a json.Decoder. The same scan picks out
+// each element's uuid where it is plain (topUUID): the others, rare,
+// are left to vmUUID.
+func readPage(r io.Reader, sizeHint int) (items []json.RawMessage, least string, err error) {
 	body, err := io.ReadAll(r)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	s := jsonScan{b: body}
 	if s.peek() != '[' {
-		return nil, errNotArray
+		return nil, "", errNotArray
 	}
-	items := make([]json.RawMessage, 0, sizeHint)
+	items = make([]json.RawMessage, 0, sizeHint)
+	var leastPlain []byte // the least plain uuid, not yet copied
 	s.array(func(int) {
-		if raw := s.skip(); raw != nil {
-			items = append(items, raw[:len(raw):len(raw)]) // an append must not run into the next one
+		start := s.i
+		id, plain := s.topUUID()
+		if s.bad {
+			return
+		}
+		raw := body[start:s.i:s.i] // an append must not run into the next one
+		items = append(items, raw)
+		if !plain {
+			id = []byte(vmUUID(raw))
+		}
+		if len(id) > 0 && (leastPlain == nil || string(id) < string(leastPlain)) {
+			leastPlain = id
 		}
 	})
 	if !s.end() {
-		return nil, errNotArray
+		return nil, "", errNotArray
 	}
-	return items, nil
+	return items, string(leastPlain), nil
 }
 
 // addPage adds one page's VMs to l, logging and naming in l.Unreadable
@@ -191,107 +207,34 @@ func decodePage(items []json.RawMessage) ([]zonegen.VM, []error) {
 	return vms, errs
 }
 
-// pageMarker is the least uuid of a page's VM objects, as vmUUID reads
-// them (readable or not: a malformed VM is listed as unreadable under it):
-// the marker of the next page. Most objects give it up to topUUID
-// without being decoded.
-func pageMarker(items []json.RawMessage) string {
-	least := ""
-	for _, raw := range items {
-		id, ok := topUUID(raw)
-		if !ok {
-			id = vmUUID(raw)
-		}
-		if id != "" && (least == "" || id < least) {
-			least = id
-		}
+// topUUID reads the value at the position, as skip does, and returns
+// the value of its top-level "uuid" key when every top-level key and
+// that value are plain strings (printable ASCII, no escape): then it is
+// what vmUUID would read, the last of a repeated key, and "" when there
+// is none. plain is false otherwise (not an object, an escape, a value
+// that is not a string of ASCII), and vmUUID must decide. The uuid is a
+// slice of the text, not a copy.
+func (s *jsonScan) topUUID() (uuid []byte, plain bool) {
+	if s.peek() != '{' {
+		s.skip()
+		return nil, false
 	}
-	return least
-}
-
-// topUUID finds the plain string value of the top-level "uuid" key of
-// valid JSON b (the last one, as decoding takes the last of a repeated
-// key) by scanning it, without decoding. ok is false when b is not
-// plain enough to be sure: not an object, an escape in a key or in the
-// value, a value that is not a string of ASCII; vmUUID then decides. An
-// object without the key has "" and ok.
-func topUUID(b []byte) (uuid string, ok bool) {
-	i := skipSpace(b, 0)
-	if i == len(b) || b[i] != '{' {
-		return "", false
-	}
-	depth, key := 0, false // key: the next string at depth 1 is a key
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '{', '[':
-			depth++
-			key = depth == 1
-		case '}', ']':
-			depth--
-		case ',':
-			key = depth == 1
-		case '"':
-			end, plain := stringEnd(b, i)
-			if end < 0 {
-				return "", false
-			}
-			if depth == 1 && key {
-				key = false
-				if !plain {
-					return "", false
-				}
-				if string(b[i+1:end]) == "uuid" {
-					v, vend, ok := stringValue(b, end+1)
-					if !ok {
-						return "", false
-					}
-					uuid, end = v, vend
-				}
-			}
-			i = end
+	plain = true
+	s.object(func(quoted []byte, plainKey bool) {
+		isUUID := plainKey && string(quoted) == `"uuid"`
+		if !isUUID || s.peek() != '"' {
+			plain = plain && plainKey && !isUUID
+			s.skip()
+			return
 		}
+		v, p := s.str()
+		plain = plain && p
+		if len(v) >= 2 { // else a syntax error: s.bad
+			uuid = v[1 : len(v)-1]
+		}
+	})
+	if !plain || s.bad {
+		return nil, false
 	}
 	return uuid, true
-}
-
-// stringEnd returns the index of the quote closing the string opened at
-// b[i], and whether the string is plain: printable ASCII, no escape.
-func stringEnd(b []byte, i int) (end int, plain bool) {
-	plain = true
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '"':
-			return j, plain
-		case c == '\\':
-			plain = false
-			j++
-		case c < 0x20 || c >= 0x80:
-			plain = false
-		}
-	}
-	return -1, false
-}
-
-// stringValue reads `: "value"` from b[i:]; ok only for a plain string.
-func stringValue(b []byte, i int) (v string, end int, ok bool) {
-	i = skipSpace(b, i)
-	if i == len(b) || b[i] != ':' {
-		return "", 0, false
-	}
-	i = skipSpace(b, i+1)
-	if i == len(b) || b[i] != '"' {
-		return "", 0, false
-	}
-	end, plain := stringEnd(b, i)
-	if end < 0 || !plain {
-		return "", 0, false
-	}
-	return string(b[i+1 : end]), end, true
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }

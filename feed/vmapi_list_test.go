@@ -3,6 +3,7 @@ package feed
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -25,6 +26,10 @@ func TestTopUUID(t *testing.T) {
 		{"escaped value", `{"uuid":"\u0075"}`, "", false},
 		{"not ascii", `{"uuid":"é"}`, "", false},
 		{"array", `[{"uuid":"u"}]`, "", false},
+		{"escaped other key", `{"uuid":"u","\u0061":1}`, "", false},
+		{"uuid then number", `{"uuid":"u","uuid":1}`, "", false},
+		{"not plain, then plain", `{"uuid":"\u0075","uuid":"v"}`, "", false},
+		{"empty", `{"uuid":""}`, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := topUUID([]byte(tc.in))
@@ -38,44 +43,64 @@ func TestTopUUID(t *testing.T) {
 	}
 }
 
+// topUUID runs jsonScan.topUUID over b, checking that it read the value
+// whole, as skip does.
+func topUUID(b []byte) (string, bool) {
+	s, skipped := jsonScan{b: b}, jsonScan{b: b}
+	id, ok := s.topUUID()
+	skipped.skip()
+	if s.i != skipped.i || s.bad != skipped.bad {
+		panic(fmt.Sprintf("topUUID(%q) stops at %d (bad %v), skip at %d (bad %v)", b, s.i, s.bad, skipped.i, skipped.bad))
+	}
+	return string(id), ok
+}
+
 // FuzzTopUUID: on valid JSON, whatever topUUID is sure of is what vmUUID
-// reads.
+// reads; on any input, it reads as far as skip does.
 func FuzzTopUUID(f *testing.F) {
 	for _, s := range []string{`{"uuid":"u","tags":{"uuid":"x"}}`, `{"a":["uuid"],"uuid":"v"}`, `{"uuid":"a","uuid":"b"}`, `{}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := topUUID(b)
 		if !json.Valid(b) {
 			return
 		}
-		if got, ok := topUUID(b); ok && got != vmUUID(b) {
+		if ok && got != vmUUID(b) {
 			t.Errorf("topUUID(%q) = %q, vmUUID says %q", b, got, vmUUID(b))
 		}
 	})
 }
 
-func TestReadArray(t *testing.T) {
+func TestReadPage(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
 		n        int
+		least    string
 		err      error
 	}{
-		{"empty", `[]`, 0, nil},
-		{"two", ` [ {"uuid":"a"} , {"uuid":"b"} ] `, 2, nil},
-		{"object", `{"uuid":"a"}`, 0, errNotArray},
-		{"truncated", `[{"uuid":"a"},`, 0, errNotArray},
-		{"trailing", `[] []`, 0, errNotArray},
-		{"bad element", `[{"uuid":}]`, 0, errNotArray},
-		{"nothing", ``, 0, errNotArray},
-		{"no comma", `[{} {}]`, 0, errNotArray},
-		{"trailing comma", `[{},]`, 0, errNotArray},
-		{"not closed", `[{}`, 0, errNotArray},
-		{"odd elements", "[1, \"s\", null, [[]], {\"a\":{}}]\n", 5, nil},
+		{"empty", `[]`, 0, "", nil},
+		{"two", ` [ {"uuid":"a"} , {"uuid":"b"} ] `, 2, "a", nil},
+		{"object", `{"uuid":"a"}`, 0, "", errNotArray},
+		{"truncated", `[{"uuid":"a"},`, 0, "", errNotArray},
+		{"trailing", `[] []`, 0, "", errNotArray},
+		{"bad element", `[{"uuid":}]`, 0, "", errNotArray},
+		{"nothing", ``, 0, "", errNotArray},
+		{"no comma", `[{} {}]`, 0, "", errNotArray},
+		{"trailing comma", `[{},]`, 0, "", errNotArray},
+		{"not closed", `[{}`, 0, "", errNotArray},
+		{"odd elements", "[1, \"s\", null, [[]], {\"a\":{}}]\n", 5, "", nil},
+		{"least of plain ones", `[{"uuid":"c"},{"uuid":"a","alias":"0"},{"uuid":"b"}]`, 3, "a", nil},
+		{"escaped uuid counts", `[{"uuid":"c"},{"uuid":"\u0061"},{"uuid":"b"}]`, 3, "a", nil},
+		{"escaped key counts", `[{"uuid":"c"},{"\u0075uid":"a"}]`, 2, "a", nil},
+		{"malformed VM counts", `[{"uuid":"c","nics":3},{"uuid":"b","tags":[]}]`, 2, "b", nil},
+		{"no uuid, or not a string", `[{"uuid":"c"},{"alias":"a"},{"uuid":1},{"uuid":""}]`, 4, "c", nil},
+		{"nested uuids ignored", `[{"uuid":"c","nics":[{"uuid":"a"}],"tags":{"uuid":"a"}}]`, 1, "c", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			items, err := readArray(strings.NewReader(tc.in), 4)
-			if !errors.Is(err, tc.err) || len(items) != tc.n {
-				t.Errorf("readArray(%s) = %d items, %v; want %d, %v", tc.in, len(items), err, tc.n, tc.err)
+			items, least, err := readPage(strings.NewReader(tc.in), 4)
+			if !errors.Is(err, tc.err) || len(items) != tc.n || least != tc.least {
+				t.Errorf("readPage(%s) = %d items, %q, %v; want %d, %q, %v", tc.in, len(items), least, err, tc.n, tc.least, tc.err)
 			}
 		})
 	}
