@@ -50,9 +50,11 @@ func (s *jsonScan) peek() byte {
 }
 
 // end reports whether nothing but white space is left: the text ends
-// with the value just read, as json.Unmarshal requires.
+// with the value just read, as json.Unmarshal requires. (peek's 0 may
+// be a NUL byte, which is not white space.)
 func (s *jsonScan) end() bool {
-	return s.peek() == 0 && !s.bad
+	s.peek()
+	return s.i == len(s.b) && !s.bad
 }
 
 // str reads the string at the position (after peek returned '"') and

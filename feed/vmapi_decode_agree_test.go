@@ -43,6 +43,8 @@ var agreeCases = []string{
 	`{"uuid":"v","destroyed":0}`, `{"uuid":"v","destroyed":0.0}`, `{"uuid":"v","destroyed":""}`,
 	`{"uuid":"v","destroyed":[]}`, `{"uuid":"v","destroyed":true,"destroyed":false}`,
 	`{"uuid":"v","other":[1,2,{"x":[tru]}]}`,
+	// A NUL byte is no white space: peek's 0 must not read as the end.
+	"{}\x00", "{\"uuid\":\"v\"}\x00", "{\"uuid\":\"v\"} \x00 ",
 	`{"uuid":"v","other":01}`, `{"uuid":"v","other":-}`, `{"uuid":"v","other":1.}`, `{"uuid":"v","other":1e}`,
 	`{"uuid":"v","other":.5}`, `{"uuid":"v","other":"\x"}`, `{"uuid":"v","other":"\u12G4"}`,
 	"{\"uuid\":\"v\",\"other\":\"a\tb\"}", "{\"uuid\":\"v\",\"other\":\"a\x7fb\"}",

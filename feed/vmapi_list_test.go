@@ -84,6 +84,7 @@ func TestReadPage(t *testing.T) {
 		{"object", `{"uuid":"a"}`, 0, "", errNotArray},
 		{"truncated", `[{"uuid":"a"},`, 0, "", errNotArray},
 		{"trailing", `[] []`, 0, "", errNotArray},
+		{"trailing NUL", "[{\"uuid\":\"a\"}]\x00", 0, "", errNotArray},
 		{"bad element", `[{"uuid":}]`, 0, "", errNotArray},
 		{"nothing", ``, 0, "", errNotArray},
 		{"no comma", `[{} {}]`, 0, "", errNotArray},
