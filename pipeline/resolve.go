@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/cnsd/cnsd/feed"
 	"github.com/cnsd/cnsd/zonegen"
@@ -15,6 +16,9 @@ import (
 type lookups struct {
 	owners   map[string]lookup[zonegen.Account]
 	networks map[string]lookup[zonegen.Network]
+	// views are the Networks maps of views, by the one or two networks
+	// they hold (viewNetworks): shared, never written once made.
+	views map[[2]string]map[string]zonegen.Network
 	// ownersDown: an owner lookup failed in this pass; the others take
 	// what the client has cached rather than each waiting for UFDS.
 	ownersDown bool
@@ -34,17 +38,18 @@ type lookup[V any] struct {
 var errOwnersDown = errors.New("account not cached and UFDS failed earlier in this pass")
 
 func newLookups() *lookups {
-	return &lookups{owners: map[string]lookup[zonegen.Account]{}, networks: map[string]lookup[zonegen.Network]{}}
+	return &lookups{owners: map[string]lookup[zonegen.Account]{}, networks: map[string]lookup[zonegen.Network]{},
+		views: map[[2]string]map[string]zonegen.Network{}}
 }
 
 // resolve builds vm's view. A lookup that failed is left out of the view,
 // so that Decide calls the VM unresolved; a NIC that could not be repaired
 // is returned as the reason instead, since Decide cannot see it.
 func (r *resolver) resolve(ctx context.Context, vm zonegen.VM, memo *lookups) (zonegen.View, *zonegen.Reason) {
-	ctx, cancel := context.WithTimeout(ctx, r.timeout)
-	defer cancel()
+	lctx := lazyDeadline{parent: ctx, deadline: time.Now().Add(r.timeout)}
+	defer lctx.cancel()
 	v := zonegen.View{VM: vm}
-	if acct, err := r.owner(ctx, vm.OwnerUUID, memo); err == nil {
+	if acct, err := r.owner(lctx.get, vm.OwnerUUID, memo); err == nil {
 		v.Owner = &acct
 	}
 	if vm.ServerUUID != "" {
@@ -52,6 +57,7 @@ func (r *resolver) resolve(ctx context.Context, vm zonegen.VM, memo *lookups) (z
 			v.Server = &s
 		}
 	}
+	var nets viewNetworks
 	v.VM.NICs = slices.Clone(vm.NICs)
 	for i := range v.VM.NICs {
 		nic := &v.VM.NICs[i]
@@ -59,8 +65,9 @@ func (r *resolver) resolve(ctx context.Context, vm zonegen.VM, memo *lookups) (z
 			continue
 		}
 		if feed.NeedsRepair(nic) && nic.MAC != "" {
-			fixed, err := r.networks.RepairNIC(ctx, vm.UUID, *nic)
+			fixed, err := r.networks.RepairNIC(lctx.get(), vm.UUID, *nic)
 			if err != nil && !errors.Is(err, feed.ErrNotFound) {
+				v.Networks = nets.view(memo)
 				return v, &zonegen.Reason{Code: zonegen.ReasonNetworkUnknown, Detail: "nic " + nic.MAC + ": " + err.Error()}
 			}
 			*nic = fixed
@@ -68,20 +75,91 @@ func (r *resolver) resolve(ctx context.Context, vm zonegen.VM, memo *lookups) (z
 		if nic.NetworkUUID == "" {
 			continue
 		}
-		if net, err := r.network(ctx, nic.NetworkUUID, memo); err == nil {
-			if v.Networks == nil {
-				v.Networks = map[string]zonegen.Network{}
-			}
-			v.Networks[nic.NetworkUUID] = net
+		if _, err := r.network(lctx.get, nic.NetworkUUID, memo); err == nil {
+			nets.add(nic.NetworkUUID)
 		}
 	}
+	v.Networks = nets.view(memo)
 	return v, nil
+}
+
+// lazyDeadline is the context bounding one VM's lookups, made on first
+// use: most VMs of a listing are resolved from the memo alone, and a
+// context with a deadline (a timer, a goroutine's worth of bookkeeping)
+// for each of 100k VMs was a tenth of a bootstrap's resolving. The
+// deadline is taken when the VM's resolving starts, as before.
+type lazyDeadline struct {
+	parent   context.Context
+	deadline time.Time
+	ctx      context.Context
+	stop     context.CancelFunc
+}
+
+func (l *lazyDeadline) get() context.Context {
+	if l.ctx == nil {
+		l.ctx, l.stop = context.WithDeadline(l.parent, l.deadline)
+	}
+	return l.ctx
+}
+
+func (l *lazyDeadline) cancel() {
+	if l.stop != nil {
+		l.stop()
+	}
+}
+
+// viewNetworks collects the networks a view describes, by UUID: their
+// values are the memo's.
+type viewNetworks struct {
+	ids  [2]string
+	n    int
+	more bool // over two distinct networks
+	all  []string
+}
+
+func (vn *viewNetworks) add(id string) {
+	if slices.Contains(vn.ids[:vn.n], id) {
+		return
+	}
+	if vn.n < len(vn.ids) {
+		vn.ids[vn.n] = id
+		vn.n++
+		return
+	}
+	vn.more = true
+	vn.all = append(vn.all, id)
+}
+
+// view is the map of the view: nil for none. The views of VMs on the
+// same one or two networks share one map, kept in memo, which no one
+// writes once it is made: a map for each of 100k VMs was a third of a
+// bootstrap's resolving.
+func (vn *viewNetworks) view(memo *lookups) map[string]zonegen.Network {
+	if vn.n == 0 {
+		return nil
+	}
+	if !vn.more {
+		if m, ok := memo.views[vn.ids]; ok {
+			return m
+		}
+	}
+	m := make(map[string]zonegen.Network, vn.n+len(vn.all))
+	for _, id := range vn.ids[:vn.n] {
+		m[id] = memo.networks[id].val
+	}
+	for _, id := range vn.all {
+		m[id] = memo.networks[id].val
+	}
+	if !vn.more {
+		memo.views[vn.ids] = m
+	}
+	return m
 }
 
 // owner looks up an account. UFDS answering that there is none gives an
 // account with no flags set, which lists nothing: that is UFDS's answer,
 // not an outage.
-func (r *resolver) owner(ctx context.Context, uuid string, memo *lookups) (zonegen.Account, error) {
+func (r *resolver) owner(ctx func() context.Context, uuid string, memo *lookups) (zonegen.Account, error) {
 	if m, ok := memo.owners[uuid]; ok {
 		return m.val, m.err
 	}
@@ -92,7 +170,7 @@ func (r *resolver) owner(ctx context.Context, uuid string, memo *lookups) (zoneg
 		}
 		return acct, nil
 	}
-	acct, err := r.fetchOwner(ctx, uuid)
+	acct, err := r.fetchOwner(ctx(), uuid)
 	r.recordOwner(memo, uuid, acct, err)
 	return acct, err
 }
@@ -119,11 +197,11 @@ func (r *resolver) recordOwner(memo *lookups, uuid string, acct zonegen.Account,
 
 // network looks up a network. NAPI answering 404 gives a network with no
 // name, owners or pools, which maps only to a catch-all zone.
-func (r *resolver) network(ctx context.Context, uuid string, memo *lookups) (zonegen.Network, error) {
+func (r *resolver) network(ctx func() context.Context, uuid string, memo *lookups) (zonegen.Network, error) {
 	if m, ok := memo.networks[uuid]; ok {
 		return m.val, m.err
 	}
-	net, err := r.fetchNetwork(ctx, uuid)
+	net, err := r.fetchNetwork(ctx(), uuid)
 	r.recordNetwork(memo, uuid, net, err)
 	return net, err
 }

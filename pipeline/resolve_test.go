@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +111,97 @@ func TestNICWarningRateLimited(t *testing.T) {
 	}
 	if !strings.Contains(lines[1], "repeats_not_logged=5") {
 		t.Errorf("the second warning does not count the 5 left out: %s", lines[1])
+	}
+}
+
+// someNetworks is a NAPI that knows the networks of names, fails
+// "down", and repairs the NIC with MAC repairMAC onto network "r"
+// (failing the others).
+type someNetworks struct {
+	names     map[string]string
+	asked     []string
+	deadlines []time.Duration // left on the context of each request
+	repairMAC string
+}
+
+func (n *someNetworks) Network(ctx context.Context, uuid string) (zonegen.Network, error) {
+	n.asked = append(n.asked, uuid)
+	if d, ok := ctx.Deadline(); ok {
+		n.deadlines = append(n.deadlines, time.Until(d))
+	}
+	name, ok := n.names[uuid]
+	if !ok {
+		return zonegen.Network{}, errors.New("napi: 503")
+	}
+	return zonegen.Network{UUID: uuid, Name: name}, nil
+}
+
+func (n *someNetworks) RepairNIC(_ context.Context, _ string, nic zonegen.NIC) (zonegen.NIC, error) {
+	if nic.MAC != n.repairMAC {
+		return nic, errors.New("napi: 503")
+	}
+	nic.NetworkUUID, nic.IP = "r", "192.0.2.9"
+	return nic, nil
+}
+
+// TestResolveNetworks: a view describes each network of the VM's
+// publishable NICs that was looked up, once, whatever their number;
+// views on the same networks may share their map; the lookups not in the
+// memo run under the VM's deadline; a NIC that cannot be repaired leaves
+// the networks found before it in the view.
+func TestResolveNetworks(t *testing.T) {
+	nets := &someNetworks{names: map[string]string{"a": "A", "b": "B", "c": "C", "r": "R"}, repairMAC: "m-r"}
+	owner := "00000001-0000-4000-8000-000000000001"
+	owners := &downOwners{cached: map[string]zonegen.Account{owner: {UUID: owner, Login: "alice"}}}
+	r := &resolver{owners: owners, servers: noServers{}, networks: nets, timeout: time.Minute, log: slog.New(slog.DiscardHandler)}
+	nic := func(net string) zonegen.NIC {
+		return zonegen.NIC{MAC: "m-" + net, IP: "192.0.2.1", NetworkUUID: net, NICTag: "external"}
+	}
+	admin := zonegen.NIC{MAC: "m-admin", IP: "10.0.0.1", NetworkUUID: "adm", NICTag: "admin"}
+	memo := newLookups()
+	for _, tc := range []struct {
+		name   string
+		nics   []zonegen.NIC
+		want   []string // the networks the view describes, sorted
+		reason bool     // unresolved: a NIC could not be repaired
+	}{
+		{"none", nil, nil, false},
+		{"admin only", []zonegen.NIC{admin}, nil, false},
+		{"one", []zonegen.NIC{nic("a")}, []string{"a"}, false},
+		{"one again", []zonegen.NIC{admin, nic("a")}, []string{"a"}, false},
+		{"two", []zonegen.NIC{nic("a"), nic("b")}, []string{"a", "b"}, false},
+		{"two, other order", []zonegen.NIC{nic("b"), nic("a")}, []string{"a", "b"}, false},
+		{"repeated", []zonegen.NIC{nic("a"), nic("a"), nic("b")}, []string{"a", "b"}, false},
+		{"three", []zonegen.NIC{nic("a"), nic("b"), nic("c")}, []string{"a", "b", "c"}, false},
+		{"four with a repeat", []zonegen.NIC{nic("c"), nic("b"), nic("a"), nic("c"), nic("b")}, []string{"a", "b", "c"}, false},
+		{"one down", []zonegen.NIC{nic("a"), nic("down")}, []string{"a"}, false},
+		{"repaired", []zonegen.NIC{{MAC: "m-r"}, nic("a")}, []string{"a", "r"}, false},
+		{"not repairable", []zonegen.NIC{nic("a"), {MAC: "m-x"}, nic("b")}, []string{"a"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, why := r.resolve(context.Background(), zonegen.VM{UUID: "10000001-0000-4000-8000-000000000001", OwnerUUID: owner, NICs: tc.nics}, memo)
+			var got []string
+			for id, net := range v.Networks {
+				got = append(got, id)
+				if !reflect.DeepEqual(net, memo.networks[id].val) {
+					t.Errorf("network %s: %+v, the memo has %+v", id, net, memo.networks[id].val)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.want) || (why != nil) != tc.reason {
+				t.Errorf("view describes %q (reason %v), want %q (reason %v)", got, why, tc.want, tc.reason)
+			}
+		})
+	}
+	if want := []string{"a", "b", "c", "down", "r"}; !slices.Equal(nets.asked, want) {
+		t.Errorf("NAPI asked for %q, want each once: %q", nets.asked, want)
+	}
+	for _, d := range nets.deadlines {
+		if d <= 0 || d > time.Minute {
+			t.Errorf("a lookup ran with %v left, want under the VM's minute", d)
+		}
+	}
+	if len(nets.deadlines) != len(nets.asked) {
+		t.Errorf("%d of %d lookups had a deadline", len(nets.deadlines), len(nets.asked))
 	}
 }
