@@ -6,16 +6,24 @@ import (
 	"unsafe"
 )
 
-// arenaChunk is sized to hold the names of a typical VM (a dozen names of
-// about 80 octets, SRV and PTR data) in one allocation.
+// arenaChunk is the size of a chunk the builder's arena takes from the
+// heap once the scratch one is full: a typical VM's names fit in the
+// scratch chunk, and those of an odd one in a few of these.
 const arenaChunk = 2048
+
+// scratchArena is the size of the pooled chunk every Generate starts
+// writing its strings in.
+const scratchArena = 16 << 10
 
 // str concatenates parts into the builder's string arena and returns the
 // result. Names are most of what Generate allocates; carving them out of
-// one chunk per VM instead of one allocation each halves the allocations
-// per view. The bytes behind a returned string are never written again
-// (a full chunk is replaced, not grown in place), so the strings stay
-// valid and immutable for as long as anything refers to them.
+// one chunk instead of one allocation each halves the allocations per
+// view. The arena starts in the pooled scratch chunk, whose strings
+// finish copies, all at once, into one allocation of the size they take
+// (rebase): a heap chunk of a fixed size held a third more than a VM's
+// names, and the store keeps the records, so the chunk, for as long as
+// the VM. The bytes behind a returned string are never written again
+// before that copy (a full chunk is replaced, not grown in place).
 func (b *builder) str(parts ...string) string {
 	n := 0
 	for _, p := range parts {
@@ -24,10 +32,7 @@ func (b *builder) str(parts ...string) string {
 	if n == 0 {
 		return ""
 	}
-	if cap(b.arena)-len(b.arena) < n {
-		b.arena = make([]byte, 0, max(arenaChunk, n))
-	}
-	start := len(b.arena)
+	start := b.reserve(n)
 	for _, p := range parts {
 		b.arena = append(b.arena, p...)
 	}
@@ -38,9 +43,44 @@ func (b *builder) str(parts ...string) string {
 // when the current one is too small, and returns the offset to write at.
 func (b *builder) reserve(n int) int {
 	if cap(b.arena)-len(b.arena) < n {
+		if b.fromScratch() {
+			b.scratchUsed = len(b.arena)
+		}
 		b.arena = make([]byte, 0, max(arenaChunk, n))
 	}
 	return len(b.arena)
+}
+
+// fromScratch reports whether the arena is still the scratch chunk.
+func (b *builder) fromScratch() bool {
+	return cap(b.arena) > 0 && cap(b.scratch.arena) > 0 && &b.arena[:1][0] == &b.scratch.arena[:1][0]
+}
+
+// keep copies the strings written in the scratch chunk to the heap,
+// and returns what rebase needs to find their copies.
+func (b *builder) keep() (base uintptr, used int, heap []byte) {
+	used = b.scratchUsed
+	if b.fromScratch() {
+		used = len(b.arena)
+	}
+	if used == 0 {
+		return 0, 0, nil
+	}
+	scratch := b.scratch.arena[:used]
+	return uintptr(unsafe.Pointer(unsafe.SliceData(scratch))), used, append([]byte(nil), scratch...)
+}
+
+// rebase returns s, or its copy in heap when s is in the scratch chunk
+// (base, used: keep).
+func rebase(s string, base uintptr, used int, heap []byte) string {
+	if used == 0 || s == "" {
+		return s
+	}
+	off := uintptr(unsafe.Pointer(unsafe.StringData(s))) - base
+	if off >= uintptr(used) {
+		return s // not in the scratch chunk: the heap's, or not the arena's
+	}
+	return unsafe.String(&heap[off], len(s))
 }
 
 // seal returns the bytes appended since start as a string.

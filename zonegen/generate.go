@@ -23,7 +23,10 @@ func (g *Generator) Generate(v *View, d *Decision) Contribution {
 	if s == nil {
 		s = &scratch{}
 	}
-	b.scratch = s
+	if s.arena == nil {
+		s.arena = make([]byte, 0, scratchArena)
+	}
+	b.scratch, b.arena = s, s.arena[:0]
 	defer b.release()
 	b.labels()
 	b.addrs = g.addresses(v, b.addrs[:0], &b.notes)
@@ -43,6 +46,23 @@ func (g *Generator) Generate(v *View, d *Decision) Contribution {
 	}
 	c.Zones = b.finish()
 	c.Notes = b.notes
+	// Nothing returned may point into the scratch chunk, which the next
+	// Generate writes over: the records' strings, the reverse zones'
+	// names and the notes' details are copied out of it.
+	base, used, heap := b.keep()
+	if used > 0 {
+		for zi := range c.Zones {
+			z := &c.Zones[zi]
+			z.Zone = rebase(z.Zone, base, used, heap)
+			for i := range z.Records {
+				r := &z.Records[i]
+				r.Name, r.Data = rebase(r.Name, base, used, heap), rebase(r.Data, base, used, heap)
+			}
+		}
+		for i := range c.Notes {
+			c.Notes[i].Detail = rebase(c.Notes[i].Detail, base, used, heap)
+		}
+	}
 	return c
 }
 
@@ -64,7 +84,11 @@ type builder struct {
 	acme    []string
 	notes   []Reason
 	skipped map[string]bool // keys already noted as skipped
-	arena   []byte          // backs the strings made by str; never pooled
+	// arena backs the strings made by str: scratch.arena first, then
+	// heap chunks; scratchUsed is how much of scratch.arena was used
+	// once the arena left it.
+	arena       []byte
+	scratchUsed int
 	*scratch
 }
 
@@ -78,6 +102,7 @@ type scratch struct {
 	addrs    []address
 	rev      []string // reverse zone names; their index is len(Zones)+i
 	labelBuf [4]string
+	arena    []byte // where the builder's arena starts (str)
 }
 
 func (b *builder) release() {
