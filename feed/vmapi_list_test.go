@@ -99,9 +99,16 @@ func TestReadPage(t *testing.T) {
 		{"nested uuids ignored", `[{"uuid":"c","nics":[{"uuid":"a"}],"tags":{"uuid":"a"}}]`, 1, "c", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			items, least, err := readPage(strings.NewReader(tc.in), 4)
-			if !errors.Is(err, tc.err) || len(items) != tc.n || least != tc.least {
-				t.Errorf("readPage(%s) = %d items, %q, %v; want %d, %q, %v", tc.in, len(items), least, err, tc.n, tc.least, tc.err)
+			// Into no buffer, and into spare ones of a page read before,
+			// too small and large enough.
+			for _, buf := range [][]byte{nil, []byte("[{}]"), []byte(strings.Repeat("x", 2*len(tc.in)+1))} {
+				items, least, body, err := readPage(strings.NewReader(tc.in), 4, buf)
+				if !errors.Is(err, tc.err) || len(items) != tc.n || least != tc.least {
+					t.Errorf("readPage(%s) = %d items, %q, %v; want %d, %q, %v", tc.in, len(items), least, err, tc.n, tc.least, tc.err)
+				}
+				if err == nil && string(body) != tc.in {
+					t.Errorf("readPage(%s) read %q", tc.in, body)
+				}
 			}
 		})
 	}

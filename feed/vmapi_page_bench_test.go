@@ -18,7 +18,7 @@ func BenchmarkListPage(b *testing.B) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
 	for b.Loop() {
-		items, least, err := readPage(bytes.NewReader(body), 1000)
+		items, least, _, err := readPage(bytes.NewReader(body), 1000, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
