@@ -198,12 +198,13 @@ func readPage(r io.Reader, sizeHint int, buf []byte) (items []json.RawMessage, l
 	return items, string(leastPlain), body, nil
 }
 
-// readAll is io.ReadAll reading into buf[:0], grown as needed.
+// readAll is io.ReadAll reading into buf[:0], grown as needed; without
+// a buffer, io.ReadAll, which wastes less on the way to the size.
 func readAll(r io.Reader, buf []byte) ([]byte, error) {
-	b := buf[:0]
-	if cap(b) == 0 {
-		b = make([]byte, 0, 512)
+	if cap(buf) == 0 {
+		return io.ReadAll(r)
 	}
+	b := buf[:0]
 	for {
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
