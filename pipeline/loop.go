@@ -330,9 +330,12 @@ func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing, sg *stagi
 	vms := make([]*vmState, 0, len(l.VMs))
 	p.mu.Lock()
 	if len(p.vms) == 0 {
-		// The first listing: the map sized at once rather than grown
-		// through a bootstrap's 100k VMs.
+		// The first listing: the maps sized at once rather than grown
+		// through a bootstrap's 100k VMs (growing the sets of the
+		// compute nodes' thousand VMs each was most of put).
 		p.vms = make(map[string]*vmState, len(l.VMs))
+		p.byOwner.presize(l.VMs, func(vm *zonegen.VM) string { return vm.OwnerUUID })
+		p.byServer.presize(l.VMs, func(vm *zonegen.VM) string { return vm.ServerUUID })
 	}
 	for _, vm := range l.VMs {
 		present[vm.UUID] = true

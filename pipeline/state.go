@@ -34,6 +34,20 @@ func (x index) add(key, vm string) {
 	set[vm] = struct{}{}
 }
 
+// presize makes the sets of the keys of vms that x lacks, each sized
+// for the VMs of vms that have it.
+func (x index) presize(vms []zonegen.VM, key func(*zonegen.VM) string) {
+	n := map[string]int{}
+	for i := range vms {
+		if k := key(&vms[i]); k != "" && x[k] == nil {
+			n[k]++
+		}
+	}
+	for k, c := range n {
+		x[k] = make(map[string]struct{}, c)
+	}
+}
+
 func (x index) remove(key, vm string) {
 	if set := x[key]; set != nil {
 		delete(set, vm)
