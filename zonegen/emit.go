@@ -177,7 +177,9 @@ func (b *builder) finish() []ZoneRecords {
 		return strings.Compare(x.name, y.name)
 	})
 	all := make([]Record, 0, len(b.rdata))
-	var out []ZoneRecords
+	// Every forward zone has the VM's CMON name and every reverse zone
+	// a PTR: out is that long, and grown it took up to three allocations.
+	out := make([]ZoneRecords, 0, len(b.g.cfg.Zones)+len(b.rev))
 	start := 0
 	for k := 0; k < len(b.order); {
 		g := &b.groups[b.order[k]]
