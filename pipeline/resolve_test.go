@@ -148,7 +148,8 @@ func (n *someNetworks) RepairNIC(_ context.Context, _ string, nic zonegen.NIC) (
 // publishable NICs that was looked up, once, whatever their number;
 // views on the same networks may share their map; the lookups not in the
 // memo run under the VM's deadline; a NIC that cannot be repaired leaves
-// the networks found before it in the view.
+// the networks found before it in the view; the VM's NICs are never
+// written, repaired or not.
 func TestResolveNetworks(t *testing.T) {
 	nets := &someNetworks{names: map[string]string{"a": "A", "b": "B", "c": "C", "r": "R"}, repairMAC: "m-r"}
 	owner := "00000001-0000-4000-8000-000000000001"
@@ -176,10 +177,15 @@ func TestResolveNetworks(t *testing.T) {
 		{"four with a repeat", []zonegen.NIC{nic("c"), nic("b"), nic("a"), nic("c"), nic("b")}, []string{"a", "b", "c"}, false},
 		{"one down", []zonegen.NIC{nic("a"), nic("down")}, []string{"a"}, false},
 		{"repaired", []zonegen.NIC{{MAC: "m-r"}, nic("a")}, []string{"a", "r"}, false},
+		{"repaired second", []zonegen.NIC{nic("a"), {MAC: "m-r"}, {MAC: "m-r"}}, []string{"a", "r"}, false},
 		{"not repairable", []zonegen.NIC{nic("a"), {MAC: "m-x"}, nic("b")}, []string{"a"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			given := slices.Clone(tc.nics)
 			v, why := r.resolve(context.Background(), zonegen.VM{UUID: "10000001-0000-4000-8000-000000000001", OwnerUUID: owner, NICs: tc.nics}, memo)
+			if !reflect.DeepEqual(tc.nics, given) {
+				t.Errorf("resolve changed the VM's NICs: %+v, were %+v", tc.nics, given)
+			}
 			var got []string
 			for id, net := range v.Networks {
 				got = append(got, id)
