@@ -20,7 +20,7 @@ const scratchArena = 16 << 10
 // one chunk instead of one allocation each halves the allocations per
 // view. The arena starts in the pooled scratch chunk, whose strings
 // finish copies, all at once, into one allocation of the size they take
-// (rebase): a heap chunk of a fixed size held a third more than a VM's
+// (keep): a heap chunk of a fixed size held a third more than a VM's
 // names, and the store keeps the records, so the chunk, for as long as
 // the VM. The bytes behind a returned string are never written again
 // before that copy (a full chunk is replaced, not grown in place).
@@ -56,31 +56,31 @@ func (b *builder) fromScratch() bool {
 	return cap(b.arena) > 0 && cap(b.scratch.arena) > 0 && &b.arena[:1][0] == &b.scratch.arena[:1][0]
 }
 
-// keep copies the strings written in the scratch chunk to the heap,
-// and returns what rebase needs to find their copies.
-func (b *builder) keep() (base uintptr, used int, heap []byte) {
-	used = b.scratchUsed
+// keep copies the strings written in the scratch chunk to the heap, for
+// own to find their copies: once, when every string is made.
+func (b *builder) keep() {
+	used := b.scratchUsed
 	if b.fromScratch() {
 		used = len(b.arena)
 	}
 	if used == 0 {
-		return 0, 0, nil
+		return
 	}
 	scratch := b.scratch.arena[:used]
-	return uintptr(unsafe.Pointer(unsafe.SliceData(scratch))), used, append([]byte(nil), scratch...)
+	b.kept = append([]byte(nil), scratch...)
+	b.keptFrom = uintptr(unsafe.Pointer(unsafe.SliceData(scratch)))
 }
 
-// rebase returns s, or its copy in heap when s is in the scratch chunk
-// (base, used: keep).
-func rebase(s string, base uintptr, used int, heap []byte) string {
-	if used == 0 || s == "" {
+// own returns s, or its copy (keep) when s is in the scratch chunk.
+func (b *builder) own(s string) string {
+	if len(b.kept) == 0 || s == "" {
 		return s
 	}
-	off := uintptr(unsafe.Pointer(unsafe.StringData(s))) - base
-	if off >= uintptr(used) {
+	off := uintptr(unsafe.Pointer(unsafe.StringData(s))) - b.keptFrom
+	if off >= uintptr(len(b.kept)) {
 		return s // not in the scratch chunk: the heap's, or not the arena's
 	}
-	return unsafe.String(&heap[off], len(s))
+	return unsafe.String(&b.kept[off], len(s))
 }
 
 // seal returns the bytes appended since start as a string.

@@ -162,7 +162,8 @@ func compareRdata(x, y rdata) int {
 
 // finish sorts the names of each zone, merges and de-duplicates the
 // records of each name, and returns the non-empty zones sorted by name,
-// all sharing one backing array.
+// all sharing one backing array. Their strings are their own, not the
+// scratch chunk's (keep, own): no string is made after it.
 func (b *builder) finish() []ZoneRecords {
 	// Sort indices: moving a pointer-free int32 is cheaper than moving a
 	// group with its name, which needs GC write barriers.
@@ -176,6 +177,7 @@ func (b *builder) finish() []ZoneRecords {
 		}
 		return strings.Compare(x.name, y.name)
 	})
+	b.keep()
 	all := make([]Record, 0, len(b.rdata))
 	// Every forward zone has the VM's CMON name and every reverse zone
 	// a PTR: out is that long, and grown it took up to three allocations.
@@ -195,11 +197,12 @@ func (b *builder) finish() []ZoneRecords {
 			recs = b.run
 		}
 		slices.SortFunc(recs, compareRdata)
+		name := b.own(g.name)
 		for _, r := range slices.Compact(recs) {
-			all = append(all, Record{Name: g.name, Type: r.typ, Data: r.data, Source: b.v.VM.UUID})
+			all = append(all, Record{Name: name, Type: r.typ, Data: b.own(r.data), Source: b.v.VM.UUID})
 		}
 		if k == len(b.order) || b.groups[b.order[k]].zone != g.zone {
-			out = append(out, ZoneRecords{Zone: b.zoneName(g.zone), Records: all[start:len(all):len(all)]})
+			out = append(out, ZoneRecords{Zone: b.own(b.zoneName(g.zone)), Records: all[start:len(all):len(all)]})
 			start = len(all)
 		}
 	}

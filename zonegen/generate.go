@@ -45,24 +45,13 @@ func (g *Generator) Generate(v *View, d *Decision) Contribution {
 		b.add(zi, b.str(b.uuid, ".cmon", g.suffix[zi]), TypeCNAME, g.cmon[zi])
 	}
 	c.Zones = b.finish()
-	c.Notes = b.notes
 	// Nothing returned may point into the scratch chunk, which the next
-	// Generate writes over: the records' strings, the reverse zones'
-	// names and the notes' details are copied out of it.
-	base, used, heap := b.keep()
-	if used > 0 {
-		for zi := range c.Zones {
-			z := &c.Zones[zi]
-			z.Zone = rebase(z.Zone, base, used, heap)
-			for i := range z.Records {
-				r := &z.Records[i]
-				r.Name, r.Data = rebase(r.Name, base, used, heap), rebase(r.Data, base, used, heap)
-			}
-		}
-		for i := range c.Notes {
-			c.Notes[i].Detail = rebase(c.Notes[i].Detail, base, used, heap)
-		}
+	// Generate writes over: finish gave the records and zones their own
+	// strings, and the notes quote names.
+	for i := range b.notes {
+		b.notes[i].Detail = b.own(b.notes[i].Detail)
 	}
+	c.Notes = b.notes
 	return c
 }
 
@@ -89,6 +78,10 @@ type builder struct {
 	// once the arena left it.
 	arena       []byte
 	scratchUsed int
+	// kept is the copy of the scratch chunk's strings, which started at
+	// keptFrom (keep, own).
+	kept     []byte
+	keptFrom uintptr
 	*scratch
 }
 
