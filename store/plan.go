@@ -236,7 +236,7 @@ func (p *zonePlan) buildNames(vms map[string][]Record, maxMembers int, measure b
 // is listed only when the journal might keep it: a bootstrap's, known
 // to be larger than the journal's bound, never is, and saves sorting and
 // copying every record it adds (docs/BENCHMARKS.md, "Issue 18: the
-// bootstrap's diff left unlisted").
+// bootstrap's commit, and both branches together").
 func (s *Store) journalLocked(p *zonePlan) {
 	switch a := p.change.addedLater; {
 	case a != nil && p.next.dropJournalFor(a.atLeast, &s.opts):
