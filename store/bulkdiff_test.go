@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -401,9 +402,17 @@ func TestLargeCommitFillsZonesAlongsideTheWrite(t *testing.T) {
 		want[d.Zone] = d
 	}
 
-	for _, held := range []bool{false, true} {
+	for _, tc := range []struct {
+		backend string
+		held    bool
+	}{{"memory", false}, {"memory", true}, {"bbolt", false}, {"bbolt", true}} {
+		held := tc.held
 		parallelBuild = 1 << 30
-		mem := NewMemory()
+		var mem Backend = NewMemory()
+		path := filepath.Join(t.TempDir(), "zones.db")
+		if tc.backend == "bbolt" {
+			mem = OpenBoltForTest(t, path, true)
+		}
 		b := &unreplicated{Backend: mem}
 		s, _ := open(t, b, Options{Retain: retain})
 		commit(t, s, first...)
@@ -442,6 +451,18 @@ func TestLargeCommitFillsZonesAlongsideTheWrite(t *testing.T) {
 		}
 		if n, m := len(s.Snapshot(edited).journal), len(data[edited].Journal); n != 2 || m != 2 {
 			t.Errorf("held %v: %s, not filled, keeps %d diffs, the backend %d; want 2", held, edited, n, m)
+		}
+		if tc.backend != "bbolt" {
+			continue
+		}
+		// What the write beside the build left on disk is the zones
+		// served: a restart loads them again.
+		mem.Close()
+		again, _ := open(t, OpenBoltForTest(t, path, true), Options{})
+		for _, d := range diffs {
+			if !slices.Equal(all(again, d.Zone), all(s, d.Zone)) {
+				t.Errorf("held %v: %s loaded again from bbolt differs from what was served", held, d.Zone)
+			}
 		}
 	}
 }
