@@ -371,8 +371,9 @@ func (u *unreplicated) Apply(ctx context.Context, epoch uint64, changes []ZoneCh
 // (Retain) and a journal with room; its names are built while the
 // backend writes, yet the zone served and the diff Commit returns are
 // those of a small commit, also when the commit is first held (no
-// replica) and confirmed by the next. A zone the commit does not fill
-// keeps its diff.
+// replica) and confirmed by the next; over the memory backend, bbolt
+// and Redis, whose zones, loaded again, are those served. A zone the
+// commit does not fill keeps its diff.
 func TestLargeCommitFillsZonesAlongsideTheWrite(t *testing.T) {
 	defer func(n int) { parallelBuild = n }(parallelBuild)
 	const filled, edited = "dc1.cns.example.com.", "edited.example.com."
@@ -405,13 +406,22 @@ func TestLargeCommitFillsZonesAlongsideTheWrite(t *testing.T) {
 	for _, tc := range []struct {
 		backend string
 		held    bool
-	}{{"memory", false}, {"memory", true}, {"bbolt", false}, {"bbolt", true}} {
+	}{{"memory", false}, {"memory", true}, {"bbolt", false}, {"bbolt", true}, {"redis", false}, {"redis", true}} {
 		held := tc.held
 		parallelBuild = 1 << 30
 		var mem Backend = NewMemory()
-		path := filepath.Join(t.TempDir(), "zones.db")
-		if tc.backend == "bbolt" {
+		var reopen func() Backend // the backend again, as after a restart
+		switch tc.backend {
+		case "bbolt":
+			path := filepath.Join(t.TempDir(), "zones.db")
 			mem = OpenBoltForTest(t, path, true)
+			reopen = func() Backend {
+				mem.Close()
+				return OpenBoltForTest(t, path, true)
+			}
+		case "redis":
+			r, srv := openTestRedis(t)
+			mem, reopen = r, func() Backend { return openRedisAt(t, srv.URL()) }
 		}
 		b := &unreplicated{Backend: mem}
 		s, _ := open(t, b, Options{Retain: retain})
@@ -452,16 +462,15 @@ func TestLargeCommitFillsZonesAlongsideTheWrite(t *testing.T) {
 		if n, m := len(s.Snapshot(edited).journal), len(data[edited].Journal); n != 2 || m != 2 {
 			t.Errorf("held %v: %s, not filled, keeps %d diffs, the backend %d; want 2", held, edited, n, m)
 		}
-		if tc.backend != "bbolt" {
+		if reopen == nil {
 			continue
 		}
-		// What the write beside the build left on disk is the zones
-		// served: a restart loads them again.
-		mem.Close()
-		again, _ := open(t, OpenBoltForTest(t, path, true), Options{})
+		// What the write beside the build left in the backend is the
+		// zones served: a restart loads them again.
+		again, _ := open(t, reopen(), Options{})
 		for _, d := range diffs {
 			if !slices.Equal(all(again, d.Zone), all(s, d.Zone)) {
-				t.Errorf("held %v: %s loaded again from bbolt differs from what was served", held, d.Zone)
+				t.Errorf("%s, held %v: %s loaded again differs from what was served", tc.backend, held, d.Zone)
 			}
 		}
 	}
