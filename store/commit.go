@@ -162,7 +162,7 @@ type writeTimes struct{ apply, alongside, install time.Duration }
 // under one new commit ID, and installs them. A write no replica
 // acknowledged is held (hold.go); any other failure is handled by
 // afterFailedApplyLocked. what names the operation in the error.
-// times, when not nil, gets how long the two steps took. alongside, when
+// times, when not nil, gets how long the steps took. alongside, when
 // not nil, runs while Apply writes (buildAllLocked), and has returned
 // before anything else is done.
 func (s *Store) writeLocked(ctx context.Context, plans []*zonePlan, changes []ZoneChange, what string, times *writeTimes, alongside func()) error {
