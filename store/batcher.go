@@ -144,18 +144,39 @@ func (b *Batcher) Flush(ctx context.Context) error {
 	return b.commitDue(ctx)
 }
 
-// take empties pending and returns it sorted by VM.
+// take empties pending and returns it sorted by VM; the sort is done
+// once the lock is let go, so that Add does not wait for a listing's.
 func (b *Batcher) take() []zonegen.Contribution {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	batch := make([]zonegen.Contribution, 0, len(b.pending))
 	for _, c := range b.pending {
 		batch = append(batch, c)
 	}
 	clear(b.pending)
 	b.inflight = len(batch)
-	slices.SortFunc(batch, func(x, y zonegen.Contribution) int { return strings.Compare(x.VM, y.VM) })
-	return batch
+	b.mu.Unlock()
+	return sortByVM(batch)
+}
+
+// sortByVM returns batch sorted by VM. A listing's 100k are sorted by
+// their UUIDs' bytes eight at a time (sortKeyed) and then moved once:
+// comparing the strings, each elsewhere on the heap, took 0.18 s of a
+// bootstrap's time before its commit.
+func sortByVM(batch []zonegen.Contribution) []zonegen.Contribution {
+	if len(batch) < 1024 {
+		slices.SortFunc(batch, func(x, y zonegen.Contribution) int { return strings.Compare(x.VM, y.VM) })
+		return batch
+	}
+	ks := make([]keyed, len(batch))
+	for i, c := range batch {
+		ks[i] = keyed{s: c.VM, i: int32(i)}
+	}
+	sortKeyed(ks)
+	out := make([]zonegen.Contribution, len(batch))
+	for k, key := range ks {
+		out[k] = batch[key.i]
+	}
+	return out
 }
 
 // putBack returns a failed batch to pending, except for VMs that got a

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,5 +172,51 @@ func TestBatcherWindowZero(t *testing.T) {
 	snap := s.Snapshot(zone)
 	if snap.Len() != 6 || len(snap.journal) != 2 {
 		t.Errorf("%d records over %d serials, want 6 over 2", snap.Len(), len(snap.journal))
+	}
+}
+
+// TestSortByVM: a batch large enough for the keyed sort comes out in
+// the order of its VMs' bytes, every contribution once, for UUIDs, VM
+// names sharing long prefixes and names shorter than eight bytes.
+func TestSortByVM(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	for _, n := range []int{10, 1023, 1024, 5000} {
+		batch := make([]zonegen.Contribution, n)
+		for i := range batch {
+			var vm string
+			switch rng.IntN(3) {
+			case 0:
+				vm = fmt.Sprintf("%08x-%04x-4000-8000-%012x", rng.Uint32(), rng.IntN(1<<16), rng.Uint64()>>16)
+			case 1:
+				vm = fmt.Sprintf("00000000-0000-4000-8000-%012x", rng.IntN(1<<20))
+			default:
+				vm = fmt.Sprintf("v%d", rng.IntN(200))
+			}
+			batch[i] = zonegen.Contribution{VM: vm, Zones: make([]zonegen.ZoneRecords, i%5)}
+		}
+		want := slices.Clone(batch)
+		slices.SortStableFunc(want, func(x, y zonegen.Contribution) int { return strings.Compare(x.VM, y.VM) })
+		got := sortByVM(slices.Clone(batch))
+		if len(got) != n {
+			t.Fatalf("n %d: %d contributions back", n, len(got))
+		}
+		for i := range got {
+			if got[i].VM != want[i].VM {
+				t.Fatalf("n %d: at %d %q, want %q", n, i, got[i].VM, want[i].VM)
+			}
+		}
+		// Every contribution once: the multiset of (VM, zones) kept.
+		count := map[[2]any]int{}
+		for _, c := range batch {
+			count[[2]any{c.VM, len(c.Zones)}]++
+		}
+		for _, c := range got {
+			count[[2]any{c.VM, len(c.Zones)}]--
+		}
+		for k, v := range count {
+			if v != 0 {
+				t.Fatalf("n %d: %v appears %d times more than given", n, k, -v)
+			}
+		}
 	}
 }
