@@ -60,7 +60,7 @@ func (s *Snapshot) addJournal(d Diff, o *Options) []byte {
 	limit, need, hasNeed := o.journalRoom(s.zone)
 	enc, ok := encodeDiffUpTo(d, limit)
 	if !ok {
-		s.journal, s.jbytes, s.jdead = nil, 0, 0
+		s.dropJournal()
 		return nil
 	}
 	e := jentry{from: d.From, to: d.To, enc: append([]byte(nil), enc...)}
@@ -84,7 +84,7 @@ func (s *Snapshot) addJournal(d Diff, o *Options) []byte {
 	}
 	switch {
 	case len(j) == 0:
-		s.journal, s.jbytes, s.jdead = nil, 0, 0 // let the trimmed backing array go
+		s.dropJournal() // let the trimmed backing array go
 		return e.enc
 	case s.jdead > jbytes/4:
 		// The trimmed entries' slots keep their encodings reachable
@@ -113,16 +113,10 @@ func (o *Options) journalRoom(zone string) (limit int, need Serial, hasNeed bool
 	return max(limit, 0), need, hasNeed
 }
 
-// dropJournalFor reports whether a new diff whose encoding takes at
-// least atLeast bytes is one addJournal would not keep, and if so
-// empties the journal as addJournal then does: the diff need not be
-// listed, nor encoded, to be given up.
-func (s *Snapshot) dropJournalFor(atLeast int, o *Options) bool {
-	if limit, _, _ := o.journalRoom(s.zone); atLeast <= limit {
-		return false
-	}
+// dropJournal empties the journal, as for a diff too large to keep: a
+// secondary behind the new serial then transfers the zone whole.
+func (s *Snapshot) dropJournal() {
 	s.journal, s.jbytes, s.jdead = nil, 0, 0
-	return true
 }
 
 // retainFactor bounds how far past its limits a journal grows for a

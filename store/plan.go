@@ -29,9 +29,10 @@ type zonePlan struct {
 	removes bool
 	adds    int
 	// room is the journal's room for the plan's diff (journalRoom),
-	// asked before the build so that builds in parallel need not call
-	// Options.Retain: past it, the records a bootstrap adds are not
-	// measured further (bulkAdded.encodedAtLeast).
+	// asked once, before the build, so that builds in parallel need not
+	// call Options.Retain: past it, the records a bootstrap adds are
+	// not measured further (bulkAdded.encodedAtLeast), nor listed
+	// (journalLocked).
 	room int
 }
 
@@ -129,7 +130,6 @@ func (s *Store) buildAllLocked(plans []*zonePlan, now time.Time) (alongside func
 	adds := 0
 	for _, p := range plans {
 		adds += p.adds
-		p.room, _, _ = s.opts.journalRoom(p.zone)
 	}
 	workers := min(runtime.GOMAXPROCS(0), len(plans))
 	if adds < parallelBuild || workers < 2 {
@@ -150,6 +150,9 @@ func (s *Store) buildAllLocked(plans []*zonePlan, now time.Time) (alongside func
 		return slices.SortedFunc(slices.Values(ps), func(a, b *zonePlan) int { return b.adds - a.adds })
 	}
 	queue := largestFirst(rest)
+	for _, p := range queue {
+		p.room, _, _ = s.opts.journalRoom(p.zone) // asked here, not by the workers
+	}
 	parallel.Each(len(queue), workers, func(i int) {
 		s.namesLocked(queue[i], now) // reads the Store only; each plan is its own
 	})
@@ -163,7 +166,7 @@ func (s *Store) buildAllLocked(plans []*zonePlan, now time.Time) (alongside func
 	had := make([]map[string][]Record, len(queue)) // s.vms is not written before the plans are installed
 	for i, p := range queue {
 		s.startLocked(p, now)
-		p.next.journal, p.next.jbytes, p.next.jdead = nil, 0, 0
+		p.next.dropJournal()
 		p.setVMs() // KeepJournal 0: the backend's journal is emptied too
 		had[i] = s.vms[p.zone]
 	}
@@ -239,7 +242,9 @@ func (p *zonePlan) buildNames(vms map[string][]Record, maxMembers int, measure b
 // bootstrap's commit, and both branches together").
 func (s *Store) journalLocked(p *zonePlan) {
 	switch a := p.change.addedLater; {
-	case a != nil && p.next.dropJournalFor(a.atLeast, &s.opts):
+	case a != nil && a.atLeast > p.room:
+		// Larger than the journal keeps, as addJournal would find.
+		p.next.dropJournal()
 		p.change.diffEnc = nil
 	case a != nil:
 		p.change.Diff.Added, p.change.addedLater = a.records(), nil
