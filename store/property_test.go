@@ -3,6 +3,7 @@ package store
 import (
 	"fmt"
 	"math/rand"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -19,6 +20,36 @@ import (
 func TestRandomCommits(t *testing.T) {
 	for seed := int64(1); seed <= 4; seed++ {
 		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { randomCommits(t, seed, 300) })
+	}
+}
+
+// TestRandomCommitsEveryFastPath is TestRandomCommits with every
+// threshold of a large commit lowered to one, so that each commit takes
+// the paths only a bootstrap takes in production: its VMs sorted into
+// zones in parallel (parallelPlan), its zones' names built in parallel
+// and those it fills built beside the backend's write with no journal
+// entry (parallelBuild), the VMs' zones made anew (freshVMZones), memory
+// released after it (releaseAfter). Over Memory, bbolt and Redis: the
+// reopened Store must load what those paths wrote.
+func TestRandomCommitsEveryFastPath(t *testing.T) {
+	defer func(b, p, f, r int, rm func()) {
+		parallelBuild, parallelPlan, freshVMZones, releaseAfter, releaseMemory = b, p, f, r, rm
+	}(parallelBuild, parallelPlan, freshVMZones, releaseAfter, releaseMemory)
+	parallelBuild, parallelPlan, freshVMZones, releaseAfter = 1, 1, 1, 1
+	releases := 0
+	releaseMemory = func() { releases++ }
+	for seed := int64(1); seed <= 4; seed++ {
+		t.Run(fmt.Sprint("memory,seed", seed), func(t *testing.T) { randomCommitsOver(t, seed, 300, NewMemory()) })
+	}
+	t.Run("bolt", func(t *testing.T) {
+		randomCommitsOver(t, 5, 150, OpenBoltForTest(t, filepath.Join(t.TempDir(), "zones.db"), false))
+	})
+	t.Run("redis", func(t *testing.T) {
+		r, _ := openTestRedis(t)
+		randomCommitsOver(t, 6, 150, r)
+	})
+	if releases == 0 {
+		t.Error("no commit released memory: releaseAfter is not what the test lowered")
 	}
 }
 
