@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -61,7 +62,9 @@ import (
 // listing, its evaluation, the store's "large commit" with its phases)
 // is written to path.<backend>; with BOOTSTRAP_CPUPROFILE=path, a CPU
 // profile of the bootstrap alone (not the set-up's oracle and fixture,
-// which -cpuprofile would include) to path.<backend>.
+// which -cpuprofile would include) to path.<backend>; with
+// BOOTSTRAP_TIMELINE=path, every process's CPU in each tenth of a second
+// of it (cpuTimeline) to path.<backend>.
 //
 //	go test ./pipeline -run '^$' -bench Bootstrap -benchtime 1x -count 3
 func BenchmarkBootstrap(b *testing.B) {
@@ -107,12 +110,14 @@ func BenchmarkBootstrap(b *testing.B) {
 				self, cloud = processCPU(b, 0), processCPU(b, w.cloudPID)
 				cycles0, gcCPU0 := gcSoFar()
 				stopProfile := profileBootstrap(b, be.name)
+				stopTimeline := cpuTimeline(b, be.name)
 				b.StartTimer()
 				start := time.Now()
 				w.start(s, backend)
 				w.waitFor("the bootstrap", func() bool { return countRecords(w.store) == want && w.p.Idle() })
 				elapsed += time.Since(start)
 				stopProfile()
+				stopTimeline()
 				b.StopTimer()
 				cpu += processCPU(b, 0) - self
 				cloudCPU += processCPU(b, w.cloudPID) - cloud
@@ -242,26 +247,36 @@ func processCPU(b *testing.B, pid int) time.Duration {
 	if pid != 0 {
 		path = "/proc/" + strconv.Itoa(pid) + "/stat"
 	}
-	stat, err := os.ReadFile(path)
+	_, ticks, err := statTicks(path)
 	if err != nil {
 		b.Fatal(err)
 	}
+	return time.Duration(ticks) * (time.Second / 100)
+}
+
+// statTicks reads a process's command name and its user and system CPU
+// in clock ticks from its stat file.
+func statTicks(path string) (name string, ticks uint64, err error) {
+	stat, err := os.ReadFile(path)
+	if err != nil {
+		return "", 0, err
+	}
 	// The command name, in parentheses, may hold spaces: fields are
 	// counted from after its closing one (field 3, the state, first).
-	_, rest, ok := strings.Cut(string(stat), ") ")
+	head, rest, ok := strings.Cut(string(stat), ") ")
+	_, name, _ = strings.Cut(head, "(")
 	fs := strings.Fields(rest)
 	if !ok || len(fs) < 13 {
-		b.Fatalf("%s: %q", path, stat)
+		return "", 0, fmt.Errorf("%s: %q", path, stat)
 	}
-	var ticks uint64
 	for _, f := range fs[11:13] { // utime, stime: fields 14 and 15
 		v, err := strconv.ParseUint(f, 10, 64)
 		if err != nil {
-			b.Fatalf("%s: %q: %v", path, f, err)
+			return "", 0, fmt.Errorf("%s: %q: %v", path, f, err)
 		}
 		ticks += v
 	}
-	return time.Duration(ticks) * (time.Second / 100)
+	return name, ticks, nil
 }
 
 // gcSoFar is how many collections this process has run and the CPU
@@ -284,4 +299,73 @@ func countRecords(st *store.Store) int {
 		}
 	}
 	return n
+}
+
+// cpuTimeline, with BOOTSTRAP_TIMELINE=path, writes to path.<backend>
+// the CPU every process on the machine took in each tenth of a second
+// of the bootstrap, one line a tick: milliseconds since the start, then
+// name=milliseconds for each process that ran (cnsd is the test
+// binary). It shows what one profile cannot: when a core stood idle,
+// and what else (slapd, the cloud) had the cores cnsd waited for.
+func cpuTimeline(b *testing.B, backend string) (stop func()) {
+	path := os.Getenv("BOOTSTRAP_TIMELINE")
+	if path == "" {
+		return func() {}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	var out strings.Builder
+	go func() {
+		defer close(finished)
+		start, last := time.Now(), processTicks()
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			now := processTicks()
+			fmt.Fprintf(&out, "%d", time.Since(start).Milliseconds())
+			for pid, t := range now {
+				if d := t.ticks - last[pid].ticks; d > 0 {
+					fmt.Fprintf(&out, " %s=%d", t.name, d*10)
+				}
+			}
+			out.WriteByte('\n')
+			last = now
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		if err := os.WriteFile(path+"."+backend, []byte(out.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// processTicks is the user and system CPU, in clock ticks of 10 ms, of
+// every process /proc shows, by pid; processes that go away in between
+// are skipped.
+func processTicks() map[int]struct {
+	name  string
+	ticks uint64
+} {
+	type cpu = struct {
+		name  string
+		ticks uint64
+	}
+	out := map[int]cpu{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if name, ticks, err := statTicks("/proc/" + e.Name() + "/stat"); err == nil {
+			out[pid] = cpu{name, ticks}
+		}
+	}
+	return out
 }
