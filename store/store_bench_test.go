@@ -311,3 +311,28 @@ func cpuTime(b *testing.B) time.Duration {
 func reportCPU(b *testing.B, start time.Duration) {
 	b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
 }
+
+// BenchmarkPlanBootstrap plans a bootstrap's commit of 100k VMs of
+// cnsd's names (cnsVM) into an empty store, the batch sorted by VM as
+// the Batcher gives it: the part of a commit before the backend may
+// start writing.
+func BenchmarkPlanBootstrap(b *testing.B) {
+	n := benchVMs()
+	batch := make([]zonegen.Contribution, n)
+	for i := range batch {
+		batch[i] = cnsVM(i)
+	}
+	batch = sortByVM(batch)
+	s, _ := open(b, NewMemory(), Options{})
+	runtime.GC()
+	cpu := cpuTime(b)
+	for b.Loop() {
+		s.mu.Lock()
+		plans := s.planLocked(*s.zones.Load(), batch)
+		s.mu.Unlock()
+		if len(plans) == 0 {
+			b.Fatal("nothing planned")
+		}
+	}
+	reportCPU(b, cpu)
+}
