@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -54,6 +55,17 @@ type hold struct {
 // of a zone; replace drops what was held before (a complete re-list is
 // the whole picture). The caller holds mu.
 func (p *Pipeline) guard(now time.Time, cause string, cs []zonegen.Contribution, replace bool) {
+	if len(p.holds) == 0 {
+		// Nothing held, so no hold can keep these VMs: when they delete
+		// nothing en masse, they pass at once, in the order given, with
+		// no hold made of them (a bootstrap's 100k went through two
+		// maps here).
+		removed, _ := p.removals(slices.Values(cs))
+		if len(p.overLimit(removed)) == 0 {
+			p.out.AddAll(cs)
+			return
+		}
+	}
 	h := p.holds[cause]
 	if h == nil || replace {
 		old := h
@@ -139,18 +151,8 @@ func (p *Pipeline) holding(source string) *hold {
 // settle commits the contributions of h that the guard lets through and
 // keeps the rest; a hold left with nothing is deleted. The caller holds mu.
 func (p *Pipeline) settle(h *hold, now time.Time) {
-	removed, byVM := p.removals(h.held)
-	var over []HeldZone
-	for _, zone := range slices.Sorted(maps.Keys(removed)) {
-		size := 0
-		if snap := p.cfg.Store.Snapshot(zone); snap != nil {
-			size = snap.Len()
-		}
-		n := removed[zone]
-		if n >= p.settings.MassDeleteMin && float64(n) > p.settings.MassDeleteShare*float64(size) {
-			over = append(over, HeldZone{Zone: zone, Removed: n, Records: size})
-		}
-	}
+	removed, byVM := p.removals(maps.Values(h.held))
+	over := p.overLimit(removed)
 	pass := make([]zonegen.Contribution, 0, len(h.held))
 	for vm, c := range h.held {
 		if !removesFrom(byVM[vm], over) {
@@ -182,11 +184,32 @@ func (p *Pipeline) settle(h *hold, now time.Time) {
 	h.zones = over
 }
 
+// overLimit returns the zones, sorted, from which removed (records per
+// zone) deletes en masse: at least MassDeleteMin records and more than
+// MassDeleteShare of what the zone has.
+func (p *Pipeline) overLimit(removed map[string]int) []HeldZone {
+	var over []HeldZone
+	for _, zone := range slices.Sorted(maps.Keys(removed)) {
+		size := 0
+		if snap := p.cfg.Store.Snapshot(zone); snap != nil {
+			size = snap.Len()
+		}
+		n := removed[zone]
+		if n >= p.settings.MassDeleteMin && float64(n) > p.settings.MassDeleteShare*float64(size) {
+			over = append(over, HeldZone{Zone: zone, Removed: n, Records: size})
+		}
+	}
+	return over
+}
+
 // removals counts, per zone, the records the contributions would remove
-// from what their VMs have in the store, in total and per VM.
-func (p *Pipeline) removals(cs map[string]zonegen.Contribution) (map[string]int, map[string]map[string]int) {
+// from what their VMs have in the store, in total and per VM. A VM given
+// twice counts twice: callers with only the newest of each VM's
+// contributions get exact counts, the others counts at least as large.
+func (p *Pipeline) removals(cs iter.Seq[zonegen.Contribution]) (map[string]int, map[string]map[string]int) {
 	total, byVM := map[string]int{}, map[string]map[string]int{}
-	for vm, c := range cs {
+	for c := range cs {
+		vm := c.VM
 		old := p.cfg.Store.Contribution(vm)
 		for _, z := range old.Zones {
 			n := countMissing(z.Records, c.Records(z.Zone))

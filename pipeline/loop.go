@@ -327,19 +327,16 @@ func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing, sg *stagi
 	for _, uuid := range l.Unreadable {
 		present[uuid] = true
 	}
-	vms := make([]*vmState, 0, len(l.VMs))
+	var vms []*vmState
 	p.mu.Lock()
 	if len(p.vms) == 0 {
-		// The first listing: the maps sized at once rather than grown
-		// through a bootstrap's 100k VMs (growing the sets of the
-		// compute nodes' thousand VMs each was most of put).
-		p.vms = make(map[string]*vmState, len(l.VMs))
-		p.byOwner.presize(l.VMs, func(vm *zonegen.VM) string { return vm.OwnerUUID })
-		p.byServer.presize(l.VMs, func(vm *zonegen.VM) string { return vm.ServerUUID })
-	}
-	for _, vm := range l.VMs {
-		present[vm.UUID] = true
-		vms = append(vms, p.put(vm))
+		vms = p.putFirst(l.VMs, present)
+	} else {
+		vms = make([]*vmState, 0, len(l.VMs))
+		for _, vm := range l.VMs {
+			present[vm.UUID] = true
+			vms = append(vms, p.put(vm))
+		}
 	}
 	p.mu.Unlock()
 	if sg != nil {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"testing"
 
 	"github.com/cnsd/cnsd/zonegen"
@@ -43,6 +44,57 @@ func TestIndexPresize(t *testing.T) {
 	}
 	if _, ok := got["s0"]["old"]; !ok {
 		t.Error("presize dropped a set the index had")
+	}
+}
+
+// TestPutFirstMatchesPut: the maps of a first listing filled at once
+// (putFirst, on several cores or on one) hold what putting its VMs one
+// by one gives, a VM listed twice under another owner and compute node
+// (the last entry counts) included; every VM is marked present, and the
+// states returned are the ones the map keeps, in the listing's order.
+func TestPutFirstMatchesPut(t *testing.T) {
+	defer func(n int) { parallelPutFirst = n }(parallelPutFirst)
+	for _, n := range []int{1, 1 << 30} {
+		for _, twice := range []bool{false, true} {
+			t.Run(fmt.Sprintf("parallelPutFirst=%d,twice=%v", n, twice), func(t *testing.T) {
+				parallelPutFirst = n
+				var vms []zonegen.VM
+				for i := range 200 {
+					vm := zonegen.VM{UUID: fmt.Sprint("vm", i), OwnerUUID: fmt.Sprint("o", i%7), ServerUUID: fmt.Sprint("s", i%5), Alias: fmt.Sprint("a", i)}
+					if i%11 == 0 {
+						vm.ServerUUID = "" // not placed
+					}
+					vms = append(vms, vm)
+				}
+				if twice {
+					vms = append(vms, zonegen.VM{UUID: "vm3", OwnerUUID: "o9", ServerUUID: "s9", Alias: "again"})
+				}
+				want := &Pipeline{vms: map[string]*vmState{}, byOwner: index{}, byServer: index{}}
+				for _, vm := range vms {
+					want.put(vm)
+				}
+				got, present := &Pipeline{byOwner: index{}, byServer: index{}}, map[string]bool{}
+				states := got.putFirst(vms, present)
+				sameSets := func(a, b map[string]struct{}) bool { return maps.Equal(a, b) }
+				if !maps.EqualFunc(got.byOwner, want.byOwner, sameSets) || !maps.EqualFunc(got.byServer, want.byServer, sameSets) {
+					t.Fatalf("indexes %v, %v; put one by one gives %v, %v", got.byOwner, got.byServer, want.byOwner, want.byServer)
+				}
+				if !maps.EqualFunc(got.vms, want.vms, func(a, b *vmState) bool { return reflect.DeepEqual(a.vm, b.vm) }) {
+					t.Fatalf("VMs differ from those put one by one")
+				}
+				if len(states) != len(vms) {
+					t.Fatalf("%d states for %d VMs", len(states), len(vms))
+				}
+				for i, vm := range vms {
+					if states[i] != got.vms[vm.UUID] || !present[vm.UUID] {
+						t.Fatalf("VM %d (%s): state %p, kept %p, present %v", i, vm.UUID, states[i], got.vms[vm.UUID], present[vm.UUID])
+					}
+				}
+				if twice && got.vms["vm3"].vm.Alias != "again" {
+					t.Errorf("vm3 listed twice keeps %+v, want its last entry", got.vms["vm3"].vm)
+				}
+			})
+		}
 	}
 }
 
