@@ -2,6 +2,8 @@ package store
 
 import (
 	"cmp"
+	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"unsafe"
@@ -51,6 +53,20 @@ const nodeSlab = 256
 // one VM provides share its records (shareRecs); the slices must be the
 // ones the Store keeps. The result does not depend on the maps' order.
 func buildBulk(maxMembers int, vms ...map[string][]Record) bulkNames {
+	each := make([]iter.Seq[[]Record], len(vms))
+	for i, m := range vms {
+		each[i] = maps.Values(m)
+	}
+	return buildBulkOf(maxMembers, each...)
+}
+
+// buildBulkOf is buildBulk over the VMs' records as each sequence gives
+// them, each sequence read twice. A bootstrap gives its VMs in the
+// batch's order, which is the listing's and so, mostly, the order their
+// records were made in: the names are then first read from memory in
+// the order they lie there, not scattered as a map's order leaves them
+// (the first read of each name was a tenth of the build).
+func buildBulkOf(maxMembers int, vms ...iter.Seq[[]Record]) bulkNames {
 	runs := runsOf(vms)
 	order, forms := canonicalOrder(len(runs), func(i int) string { return runs[i].name })
 	names := 0
@@ -107,10 +123,10 @@ type run struct {
 }
 
 // runsOf cuts every VM's records (sorted by name) into runs of one name.
-func runsOf(maps []map[string][]Record) []run {
+func runsOf(seqs []iter.Seq[[]Record]) []run {
 	n := 0
-	for _, vms := range maps {
-		for _, recs := range vms {
+	for _, vms := range seqs {
+		for recs := range vms {
 			for i := range recs {
 				if i == 0 || recs[i].Name != recs[i-1].Name {
 					n++
@@ -119,8 +135,8 @@ func runsOf(maps []map[string][]Record) []run {
 		}
 	}
 	runs := make([]run, 0, n)
-	for _, vms := range maps {
-		for _, recs := range vms {
+	for _, vms := range seqs {
+		for recs := range vms {
 			for i := 0; i < len(recs); {
 				j := i + 1
 				for j < len(recs) && recs[j].Name == recs[i].Name {

@@ -99,7 +99,11 @@ func (s *Store) vmZonesAfter(plans []*zonePlan) map[string][]string {
 		out[vm] = slices.Clone(zones)
 	}
 	for _, p := range plans {
-		for vm, recs := range p.set {
+		// The deltas, not the map of the same VMs: in the batch's
+		// order, each VM's name is read where it lies next to the one
+		// before, not scattered.
+		for _, d := range p.deltas {
+			vm, recs := d.vm, d.nw
 			if len(recs) > 0 {
 				zones := out[vm]
 				if zones == nil {

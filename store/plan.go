@@ -1,6 +1,7 @@
 package store
 
 import (
+	"iter"
 	"maps"
 	"runtime"
 	"slices"
@@ -330,7 +331,7 @@ func (p *zonePlan) applyRebuild(next *Snapshot, vms map[string][]Record, maxMemb
 	// The plan only adds VMs: none of its VMs has records in vms, and
 	// the two maps are read side by side rather than merged into a
 	// copy of the 100k VMs a bootstrap adds beside the compute nodes.
-	b := buildBulk(maxMembers, vms, p.set)
+	b := buildBulkOf(maxMembers, maps.Values(vms), p.added())
 	if next.names.Len() == 0 && len(vms)+len(p.set) == 1 {
 		// One source fills a new zone (CommitSource's, say): its
 		// records, sorted by Record.Compare, are the diff, and a
@@ -344,6 +345,18 @@ func (p *zonePlan) applyRebuild(next *Snapshot, vms map[string][]Record, maxMemb
 	next.n, next.sizes = 0, rrsetSizes{}
 	next.fill(b)
 	return removed, added, later
+}
+
+// added gives the records of each VM the plan sets, in the order of its
+// deltas (the batch's).
+func (p *zonePlan) added() iter.Seq[[]Record] {
+	return func(yield func([]Record) bool) {
+		for _, d := range p.deltas {
+			if len(d.nw) > 0 && !yield(d.nw) {
+				return
+			}
+		}
+	}
 }
 
 // repoint moves the nodes that share a changed VM's old records
