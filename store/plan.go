@@ -5,6 +5,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/cnsd/cnsd/parallel"
@@ -269,6 +270,9 @@ func (p *zonePlan) setVMs() {
 		// Every VM is set: the plan's own map is SetVMs (backends only
 		// read it), not a copy of its 100k entries in a bootstrap.
 		p.change.SetVMs = p.set
+		if slices.IsSortedFunc(p.deltas, func(a, b vmDelta) int { return strings.Compare(a.vm, b.vm) }) {
+			p.change.setOrder = p.deltas // a VM at most once: sorted is strictly
+		}
 		return
 	}
 	for vm, recs := range p.set {

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"math/rand"
 	"path/filepath"
 	"slices"
@@ -176,4 +178,73 @@ func replay(set []Record, d Diff) []Record {
 	out = append(out, d.Added...)
 	slices.SortFunc(out, rrCompare)
 	return out
+}
+
+// TestSetSortedAgreesWithSetVMs: every change the Store gives its
+// backend lists in SetSorted exactly the VMs of SetVMs, sorted, each
+// with its records; both when the plan's own order is handed over (a
+// batch sorted by VM that only sets VMs, as a bootstrap's) and when the
+// map is sorted instead.
+func TestSetSortedAgreesWithSetVMs(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	b := &setSortedChecker{Backend: NewMemory(), t: t}
+	s, _ := open(t, b, Options{})
+	var first []zonegen.Contribution
+	for i := range 40 {
+		c := randomContribution(rng)
+		c.VM, c.Unresolved = fmt.Sprintf("vm%03d", i), false
+		for _, z := range c.Zones {
+			for k := range z.Records {
+				z.Records[k].Source = c.VM
+			}
+		}
+		first = append(first, c)
+	}
+	commit(t, s, first...) // sorted by VM, every VM new: the plan's order
+	if b.ordered == 0 {
+		t.Fatal("no change handed over its plan's order: the test does not cover it")
+	}
+	for range 50 {
+		var batch []zonegen.Contribution
+		for range 1 + rng.Intn(6) {
+			batch = append(batch, randomContribution(rng))
+		}
+		commit(t, s, batch...)
+	}
+	if b.sorted == 0 {
+		t.Fatal("no change sorted its map: the test does not cover it")
+	}
+}
+
+// setSortedChecker checks SetSorted against SetVMs in every change it
+// writes, and counts the changes that handed over their plan's order
+// and those whose map was sorted.
+type setSortedChecker struct {
+	Backend
+	t               *testing.T
+	ordered, sorted int
+}
+
+func (c *setSortedChecker) Apply(ctx context.Context, epoch uint64, changes []ZoneChange) error {
+	for i := range changes {
+		ch := &changes[i]
+		if len(ch.SetVMs) == 0 {
+			continue
+		}
+		if ch.setOrder != nil {
+			c.ordered++
+		} else {
+			c.sorted++
+		}
+		vms, recs := ch.SetSorted()
+		if want := slices.Sorted(maps.Keys(ch.SetVMs)); !slices.Equal(vms, want) || len(recs) != len(vms) {
+			c.t.Fatalf("zone %s: SetSorted lists %v (%d record lists), SetVMs %v", ch.Zone, vms, len(recs), want)
+		}
+		for k, vm := range vms {
+			if !slices.Equal(recs[k], ch.SetVMs[vm]) {
+				c.t.Fatalf("zone %s, %s: SetSorted gives %v, SetVMs %v", ch.Zone, vm, recs[k], ch.SetVMs[vm])
+			}
+		}
+	}
+	return c.Backend.Apply(ctx, epoch, changes)
 }

@@ -71,7 +71,7 @@ func (s *Store) restoreLostLocked(ctx context.Context) error {
 		p := &zonePlan{zone: zone, cur: snap, set: map[string][]Record{}, ops: map[string][]op{}}
 		s.buildLocked(p, now)
 		p.change.Prev, p.change.Replace = l.stored, true
-		p.change.SetVMs, p.change.DelVMs = maps.Clone(l.vms), nil
+		p.change.SetVMs, p.change.DelVMs, p.change.setOrder = maps.Clone(l.vms), nil, nil
 		p.change.KeepJournal = 1
 		plans = append(plans, p)
 		changes = append(changes, p.change)

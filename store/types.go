@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 
 	"github.com/cnsd/cnsd/zonegen"
 )
@@ -70,6 +72,30 @@ type ZoneChange struct {
 	// if someone asks for it (diff, EncodedDiff), as the journal cannot
 	// keep it (KeepJournal is then 0) and the Batcher only counts it.
 	addedLater *bulkAdded
+	// setOrder, when set, is every VM of SetVMs with its records, sorted
+	// by VM: the plan's own deltas, which a bootstrap's batch gave in
+	// that order (SetSorted).
+	setOrder []vmDelta
+}
+
+// SetSorted returns the VMs SetVMs sets, sorted, and each one's records,
+// in which order a backend writes them. When the Store's plan had them
+// in that order (a bootstrap's batch, sorted by VM as the listing was),
+// they come from it: no sort of 100k keys, and each VM's records are
+// read where they lie next to the one before, not found through the map.
+func (c *ZoneChange) SetSorted() (vms []string, recs [][]Record) {
+	vms, recs = make([]string, 0, len(c.SetVMs)), make([][]Record, 0, len(c.SetVMs))
+	if c.setOrder != nil {
+		for _, d := range c.setOrder {
+			vms, recs = append(vms, d.vm), append(recs, d.nw)
+		}
+		return vms, recs
+	}
+	vms = append(vms, slices.Sorted(maps.Keys(c.SetVMs))...)
+	for _, vm := range vms {
+		recs = append(recs, c.SetVMs[vm])
+	}
+	return vms, recs
 }
 
 // diff returns the change's Diff with every record it adds listed.

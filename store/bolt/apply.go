@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/cnsd/cnsd/parallel"
 	"github.com/cnsd/cnsd/store"
@@ -183,10 +181,10 @@ func boltEncodeBulk(changes []store.ZoneChange) []*boltEncoded {
 	if len(bulk) == 0 {
 		return out
 	}
-	sorted := make([][]string, len(changes))
+	sorted, recs := make([][]string, len(changes)), make([][][]store.Record, len(changes))
 	parallel.Each(len(bulk), 0, func(j int) {
 		i := bulk[j]
-		sorted[i] = slices.Sorted(maps.Keys(changes[i].SetVMs))
+		sorted[i], recs[i] = changes[i].SetSorted()
 		n := len(sorted[i])
 		out[i] = &boltEncoded{keys: make([][]byte, n), vals: make([][]byte, n)}
 	})
@@ -198,11 +196,11 @@ func boltEncodeBulk(changes []store.ZoneChange) []*boltEncoded {
 	}
 	parallel.Each(len(chunks), 0, func(j int) {
 		ch := chunks[j]
-		c, enc, vms := &changes[ch.zone], out[ch.zone], sorted[ch.zone]
+		c, enc, vms, recs := &changes[ch.zone], out[ch.zone], sorted[ch.zone], recs[ch.zone]
 		recsEnc := store.NewVMRecordsEncoder(c.Zone)
 		var buf []byte
 		for k := ch.from; k < ch.to; k++ {
-			enc.keys[k], enc.vals[k], buf = boltCutVM(buf, vms[k], recsEnc, c.SetVMs[vms[k]])
+			enc.keys[k], enc.vals[k], buf = boltCutVM(buf, vms[k], recsEnc, recs[k])
 		}
 	})
 	return out
@@ -238,8 +236,9 @@ func boltWriteVMs(vms *bbolt.Bucket, c *store.ZoneChange, enc *boltEncoded) erro
 	} else {
 		recsEnc := store.NewVMRecordsEncoder(c.Zone)
 		var buf, key, val []byte
-		for _, vm := range slices.Sorted(maps.Keys(c.SetVMs)) {
-			key, val, buf = boltCutVM(buf, vm, recsEnc, c.SetVMs[vm])
+		set, recs := c.SetSorted()
+		for i, vm := range set {
+			key, val, buf = boltCutVM(buf, vm, recsEnc, recs[i])
 			if err := vms.Put(key, val); err != nil {
 				return fmt.Errorf("vms/%s: %w", vm, err)
 			}

@@ -336,8 +336,9 @@ func applyArgs(epoch uint64, id string, c store.ZoneChange) []any {
 		c.Zone+" "+strconv.FormatUint(uint64(next), 10),
 		id,
 	)
-	for vm, recs := range c.SetVMs {
-		args = append(args, vm, store.EncodeVMRecords(c.Zone, recs))
+	vms, recs := c.SetSorted()
+	for i, vm := range vms {
+		args = append(args, vm, store.EncodeVMRecords(c.Zone, recs[i]))
 	}
 	for _, vm := range c.DelVMs {
 		args = append(args, vm)
