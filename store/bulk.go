@@ -2,6 +2,7 @@ package store
 
 import (
 	"cmp"
+	"hash/maphash"
 	"iter"
 	"maps"
 	"slices"
@@ -68,10 +69,10 @@ func buildBulk(maxMembers int, vms ...map[string][]Record) bulkNames {
 // (the first read of each name was a tenth of the build).
 func buildBulkOf(maxMembers int, vms ...iter.Seq[[]Record]) bulkNames {
 	runs := runsOf(vms)
-	order, forms := canonicalOrder(len(runs), func(i int) string { return runs[i].name })
+	order, forms, starts := canonicalOrder(len(runs), func(i int) string { return runs[i].name })
 	names := 0
-	for k := range order {
-		if k == 0 || runs[order[k]].name != runs[order[k-1]].name {
+	for _, start := range starts {
+		if start {
 			names++
 		}
 	}
@@ -86,7 +87,7 @@ func buildBulkOf(maxMembers int, vms ...iter.Seq[[]Record]) bulkNames {
 		first := runs[order[k]]
 		name := first.name
 		j := k + 1
-		for j < len(order) && runs[order[j]].name == name {
+		for j < len(order) && !starts[j] {
 			j++
 		}
 		var n *node
@@ -390,15 +391,17 @@ func groupEdit(e edit, recs []Record) edit {
 }
 
 // canonicalOrder returns the indexes 0..n-1 of names, name(i) the i-th,
-// in nameOrder, equal names next to each other; and when every name is
-// plain, forms, forms[k] the canonical form of name(order[k]) (canonical,
-// which is the key for a plain name), else nil. It sorts byte strings
+// in nameOrder, equal names next to each other; starts, starts[k]
+// reporting whether name(order[k]) differs from the name before it; and
+// when every name is plain, forms, forms[k] the canonical form of
+// name(order[k]) (canonical, which is the key for a plain name), else
+// nil. It sorts byte strings
 // made of each name's labels from the right, each followed by a zero
 // byte, which compare as nameOrder does, and are equal only for equal
 // names, when every name is plain (plainName: zonegen's are). Otherwise
 // the result is checked, and sorted by nameOrder itself should the check
 // fail.
-func canonicalOrder(n int, name func(i int) string) (order []int32, forms []string) {
+func canonicalOrder(n int, name func(i int) string) (order []int32, forms []string, starts []bool) {
 	// Every key is cut from one buffer: one allocation, not one a name.
 	size := 0
 	for i := range n {
@@ -410,6 +413,7 @@ func canonicalOrder(n int, name func(i int) string) (order []int32, forms []stri
 	buf := make([]byte, 0, size)
 	ks := make([]keyed, n)
 	plain := true
+	seed := maphash.MakeSeed()
 	for i := range n {
 		nm := name(i)
 		start := len(buf)
@@ -417,6 +421,7 @@ func canonicalOrder(n int, name func(i int) string) (order []int32, forms []stri
 		ks[i].i = int32(i)
 		if len(buf) > start {
 			ks[i].s = unsafe.String(&buf[start], len(buf)-start)
+			ks[i].h = uint32(maphash.String(seed, ks[i].s))
 		}
 		plain = plain && plainName(nm)
 	}
@@ -425,10 +430,16 @@ func canonicalOrder(n int, name func(i int) string) (order []int32, forms []stri
 	for k := range ks {
 		order[k] = ks[k].i
 	}
+	starts = make([]bool, len(ks))
 	if plain {
+		// Equal keys are equal names: told apart by the hashes the
+		// sort carried, next to each other, and by the keys only when
+		// those are equal, instead of reading both names again, each
+		// somewhere else on the heap.
 		forms = make([]string, len(ks))
 		for k := range ks {
 			forms[k] = ks[k].s
+			starts[k] = k == 0 || ks[k].h != ks[k-1].h || ks[k].s != ks[k-1].s
 		}
 	}
 	for k := 1; k < len(order) && !plain; k++ {
@@ -444,7 +455,12 @@ func canonicalOrder(n int, name func(i int) string) (order []int32, forms []stri
 			break
 		}
 	}
-	return order, forms
+	if !plain {
+		for k := range order {
+			starts[k] = k == 0 || name(int(order[k])) != name(int(order[k-1]))
+		}
+	}
+	return order, forms, starts
 }
 
 // plainName reports whether name is the root or absolute with no empty

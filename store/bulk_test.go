@@ -241,11 +241,12 @@ func TestCanonicalOrderNames(t *testing.T) {
 			}
 			names[i] = name
 		}
-		order, _ := canonicalOrder(len(names), func(i int) string { return names[i] })
+		order, _, starts := canonicalOrder(len(names), func(i int) string { return names[i] })
 		got := make([]string, len(order))
 		for k, i := range order {
 			got[k] = names[i]
 		}
+		checkStarts(t, got, starts)
 		want := slices.Clone(names)
 		slices.SortFunc(want, bulkOrder)
 		for k := range got {
@@ -265,11 +266,12 @@ func TestCanonicalOrderRepeats(t *testing.T) {
 		{"b.x.", "a.x.", "b.x.", "x.", "a.b.x.", "a.x."},
 		{"b.x.", "x", "x.", "b.x.", "x", "x."},
 	} {
-		order, _ := canonicalOrder(len(names), func(i int) string { return names[i] })
+		order, _, starts := canonicalOrder(len(names), func(i int) string { return names[i] })
 		got := make([]string, len(order))
 		for k, i := range order {
 			got[k] = names[i]
 		}
+		checkStarts(t, got, starts)
 		seen := map[string]bool{}
 		for k, name := range got {
 			if k > 0 && name != got[k-1] {
@@ -284,6 +286,20 @@ func TestCanonicalOrderRepeats(t *testing.T) {
 		}
 		if len(got) != len(names) {
 			t.Errorf("%q: %d indexes", names, len(got))
+		}
+	}
+}
+
+// checkStarts fails t unless starts marks exactly the names of sorted
+// that differ from the one before.
+func checkStarts(t *testing.T, sorted []string, starts []bool) {
+	t.Helper()
+	if len(starts) != len(sorted) {
+		t.Fatalf("%d starts for %d names", len(starts), len(sorted))
+	}
+	for k := range sorted {
+		if want := k == 0 || sorted[k] != sorted[k-1]; starts[k] != want {
+			t.Fatalf("at %d (%q after %q): starts %v, want %v", k, sorted[k], sorted[max(k-1, 0)], starts[k], want)
 		}
 	}
 }
@@ -370,7 +386,7 @@ func TestCanonicalOrderRandom(t *testing.T) {
 				}
 			}
 		}
-		order, _ := canonicalOrder(len(names), func(i int) string { return names[i] })
+		order, _, _ := canonicalOrder(len(names), func(i int) string { return names[i] })
 		if len(order) != len(names) {
 			t.Fatalf("seed %d: %d indexes for %d names", seed, len(order), len(names))
 		}

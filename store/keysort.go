@@ -30,6 +30,9 @@ type keyed struct {
 	pre uint64 // digit: eight bytes from where the key's group differs, padded with zeros
 	s   string
 	i   int32
+	// h is a hash of s for whoever made the key (canonicalOrder): the
+	// sort only carries it, in what was the struct's padding.
+	h uint32
 }
 
 // smallGroup is the most keys of a group sorted by comparing their

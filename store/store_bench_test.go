@@ -287,7 +287,7 @@ func BenchmarkCanonicalOrder(b *testing.B) {
 			runtime.GC()
 			cpu := cpuTime(b)
 			for b.Loop() {
-				_, _ = canonicalOrder(len(names), func(i int) string { return names[i] })
+				_, _, _ = canonicalOrder(len(names), func(i int) string { return names[i] })
 			}
 			reportCPU(b, cpu)
 			b.ReportMetric(float64(len(names)), "names")
