@@ -328,6 +328,10 @@ func cpuTimeline(b *testing.B, backend string) (stop func()) {
 			now := processTicks()
 			fmt.Fprintf(&out, "%d", time.Since(start).Milliseconds())
 			for pid, t := range now {
+				// A pid taken by a new process since counts from zero.
+				if was := last[pid]; was.name != t.name || was.ticks > t.ticks {
+					last[pid] = procCPU{}
+				}
 				if d := t.ticks - last[pid].ticks; d > 0 {
 					fmt.Fprintf(&out, " %s=%d", t.name, d*10)
 				}
@@ -345,18 +349,17 @@ func cpuTimeline(b *testing.B, backend string) (stop func()) {
 	}
 }
 
-// processTicks is the user and system CPU, in clock ticks of 10 ms, of
-// every process /proc shows, by pid; processes that go away in between
-// are skipped.
-func processTicks() map[int]struct {
+// procCPU is a process's command name and the user and system CPU it
+// has taken, in clock ticks of 10 ms.
+type procCPU struct {
 	name  string
 	ticks uint64
-} {
-	type cpu = struct {
-		name  string
-		ticks uint64
-	}
-	out := map[int]cpu{}
+}
+
+// processTicks is the CPU every process /proc shows has taken, by pid;
+// processes that go away in between are skipped.
+func processTicks() map[int]procCPU {
+	out := map[int]procCPU{}
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -364,7 +367,7 @@ func processTicks() map[int]struct {
 			continue
 		}
 		if name, ticks, err := statTicks("/proc/" + e.Name() + "/stat"); err == nil {
-			out[pid] = cpu{name, ticks}
+			out[pid] = procCPU{name, ticks}
 		}
 	}
 	return out
