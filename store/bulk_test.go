@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math/rand/v2"
@@ -396,4 +397,36 @@ func TestCanonicalOrderRandom(t *testing.T) {
 			}
 		}
 	}
+}
+
+// keyByLabels is the canonical key as it was first made, label by label
+// from the right: the reference appendKey is checked against.
+func keyByLabels(buf []byte, name string) []byte {
+	name = strings.TrimSuffix(name, ".")
+	for name != "" {
+		i := strings.LastIndexByte(name, '.')
+		buf = append(append(buf, name[i+1:]...), 0)
+		if i < 0 {
+			break
+		}
+		name = name[:i]
+	}
+	return buf
+}
+
+// FuzzAppendKey: appendKey's key is the label-by-label one, and its
+// plain is plainName's, for any string.
+func FuzzAppendKey(f *testing.F) {
+	for _, name := range []string{".", "", "a", "a.", "..", ".a.", "a..b.", "a.b.c.", "x\x00y.z.", "\x00.", "a.b", ".", "...", "web\\.1.example."} {
+		f.Add(name)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		got, plain := appendKey([]byte("prefix"), name)
+		if want := keyByLabels([]byte("prefix"), name); !bytes.Equal(got, want) {
+			t.Fatalf("appendKey(%q) = %q, want %q", name, got, want)
+		}
+		if plain != plainName(name) {
+			t.Fatalf("appendKey(%q) says plain %v, plainName %v", name, plain, plainName(name))
+		}
+	})
 }

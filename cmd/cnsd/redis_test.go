@@ -57,6 +57,13 @@ func startOnRedisWith(t *testing.T, url, zones, storeExtra string) *cnsdProcess 
 		}
 	}
 	t.Cleanup(p.stop)
+	// Registered after stop, so run before it: a failed test shows what
+	// cnsd logged up to the failure (a wait that timed out says no more).
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("cnsd's log:\n%s", stderr.String())
+		}
+	})
 	return p
 }
 
