@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/cnsd/cnsd/parallel"
-
 	"github.com/cnsd/cnsd/zonegen"
 )
 

@@ -395,12 +395,11 @@ func groupEdit(e edit, recs []Record) edit {
 // reporting whether name(order[k]) differs from the name before it; and
 // when every name is plain, forms, forms[k] the canonical form of
 // name(order[k]) (canonical, which is the key for a plain name), else
-// nil. It sorts byte strings
-// made of each name's labels from the right, each followed by a zero
-// byte, which compare as nameOrder does, and are equal only for equal
-// names, when every name is plain (plainName: zonegen's are). Otherwise
-// the result is checked, and sorted by nameOrder itself should the check
-// fail.
+// nil. It sorts byte strings made of each name's labels from the right,
+// each followed by a zero byte, which compare as nameOrder does, and are
+// equal only for equal names, when every name is plain (appendKey:
+// zonegen's are). Otherwise the result is checked, and sorted by
+// nameOrder itself should the check fail.
 func canonicalOrder(n int, name func(i int) string) (order []int32, forms []string, starts []bool) {
 	// Every key is cut from one buffer: one allocation, not one a name.
 	size := 0
@@ -464,22 +463,13 @@ func canonicalOrder(n int, name func(i int) string) (order []int32, forms []stri
 	return order, forms, starts
 }
 
-// plainName reports whether name is the root or absolute with no empty
-// label and no zero byte: then its canonical key (appendKey) is its
-// labels from the right each ended by a byte smaller than any in a
-// label, so that keys compare label by label as nameOrder compares
-// names (RFC 4034 §6.1), and two keys are equal only for equal names.
-func plainName(name string) bool {
-	if name == "." {
-		return true
-	}
-	return len(name) > 1 && name[0] != '.' && name[len(name)-1] == '.' &&
-		!strings.Contains(name, "..") && strings.IndexByte(name, 0) < 0
-}
-
 // appendKey appends name's canonical key, its labels from the right,
-// each followed by a zero byte, and reports whether name is plain
-// (plainName), from the same pass over its bytes: a bootstrap's 1.5M
+// each followed by a zero byte, and reports whether name is plain: the
+// root, or absolute with no empty label and no zero byte. A plain name's
+// key is its labels from the right each ended by a byte smaller than any
+// in a label, so that keys compare label by label as nameOrder compares
+// names (RFC 4034 §6.1), and two keys are equal only for equal names.
+// Both come from the same pass over the name's bytes: a bootstrap's 1.5M
 // names are read once here, not again to be checked.
 func appendKey(buf []byte, name string) (_ []byte, plain bool) {
 	if name == "." {

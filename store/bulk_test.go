@@ -399,6 +399,17 @@ func TestCanonicalOrderRandom(t *testing.T) {
 	}
 }
 
+// plainName reports whether name is the root or absolute with no empty
+// label and no zero byte, as first written, a check of its own: the
+// reference for the plain appendKey reports from its pass over the key.
+func plainName(name string) bool {
+	if name == "." {
+		return true
+	}
+	return len(name) > 1 && name[0] != '.' && name[len(name)-1] == '.' &&
+		!strings.Contains(name, "..") && strings.IndexByte(name, 0) < 0
+}
+
 // keyByLabels is the canonical key as it was first made, label by label
 // from the right: the reference appendKey is checked against.
 func keyByLabels(buf []byte, name string) []byte {
