@@ -52,7 +52,15 @@ func TestRedisSentinelFailover(t *testing.T) {
 
 	waitCommits(t, b, 20)
 	set.Nodes[1].Pause()
-	time.Sleep(300 * time.Millisecond) // commits pile up unreplicated
+	// Commits pile up unreplicated until one has waited out
+	// ReplicaTimeout and is held: a fixed 300 ms was sometimes not
+	// enough on a loaded machine (CI), and the failover then had no held
+	// commit to confirm.
+	for deadline := time.Now().Add(10 * time.Second); r.CommitsHeld() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no commit was held within 10 s of the replica stalling")
+		}
+	}
 	killed := time.Now()
 	set.Nodes[0].Kill()
 	set.Nodes[1].Resume()
