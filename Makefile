@@ -58,8 +58,10 @@ deps:
 	scripts/testdeps.sh
 
 # In make test a missing secondary (BIND, Knot, NSD, PowerDNS) fails the
-# transfer tests instead of skipping them (xfr/secondarytest); the value
-# reaches race through make's inheritance of target-specific variables by
+# transfer tests instead of skipping them (xfr/secondarytest), and missing
+# node or changefeed bridge packages fail feed's tests of the real
+# changefeed library (feed/realchangefeed_test.go); the values reach race
+# through make's inheritance of target-specific variables by
 # prerequisites.
 #
 # Every fuzz target's seed corpus and saved failing inputs run as ordinary
@@ -68,6 +70,7 @@ deps:
 # it building each package with coverage instrumentation). make
 # fuzz-smoke and make fuzz fuzz longer.
 test: export CNSD_REQUIRE_SECONDARIES = 1
+test: export CNSD_REQUIRE_CHANGEFEED = 1
 test: deps lint race faults-short fuzz-short bench-smoke cross
 	@echo 'make test: all steps passed'
 

@@ -113,7 +113,14 @@ func runVMAPI(t *testing.T, h http.Handler, sink VMSink, tune func(*VMAPIConfig)
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	cfg := vmapiTestConfig(srv.URL)
+	return runVMAPIAt(t, srv.URL, sink, tune)
+}
+
+// runVMAPIAt runs a follower of the VMAPI at url into sink until the test
+// ends.
+func runVMAPIAt(t *testing.T, url string, sink VMSink, tune func(*VMAPIConfig)) *logtest.Buffer {
+	t.Helper()
+	cfg := vmapiTestConfig(url)
 	if tune != nil {
 		tune(&cfg)
 	}

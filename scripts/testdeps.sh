@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # testdeps.sh checks that the programs cnsd's tests start as real processes
-# (Redis, BIND, Knot, NSD, PowerDNS, OpenLDAP and their clients, and dnsperf
-# for the load benchmark) are installed.
+# (Redis, BIND, Knot, NSD, PowerDNS, OpenLDAP and their clients, dnsperf
+# for the load benchmark, and node for the real changefeed library) are
+# installed, and installs that library's npm packages for the changefeed
+# bridge (feed/testdata/changefeed) from its lockfile.
 # `testdeps.sh demo` checks only what `make run` needs: OpenLDAP (the
 # simulated cloud's UFDS), and dig and curl for the lines the demo prints.
 #
@@ -34,10 +36,13 @@ deps=(
 	ldapsearch:ldap-utils
 	systemd-analyze:systemd
 	dnsperf:dnsperf
+	node:nodejs
+	npm:npm
 )
 optional=()
 what="the tests start"
-case "${1:-test}" in
+mode=${1:-test}
+case "$mode" in
 test) ;;
 demo)
 	what="make run needs"
@@ -100,9 +105,28 @@ report() {
 	done
 }
 
+# bridge_packages installs the changefeed bridge's npm packages (the real
+# node-sdc-changefeed and restify 4, feed/testdata/changefeed) from its
+# lockfile, when they are missing or older than it; no install script runs.
+bridge_packages() {
+	[ "$mode" = test ] || return 0
+	local dir
+	dir="$(cd "$(dirname "$0")/.." && pwd)/feed/testdata/changefeed"
+	if [ -e "$dir/node_modules/.package-lock.json" ] &&
+		[ ! "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+		return 0
+	fi
+	log "installing the changefeed bridge's npm packages in $dir"
+	if ! (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); then
+		log "npm ci failed in $dir: the feed's tests of the real changefeed library need its packages"
+		exit 1
+	fi
+}
+
 read -r -a need <<<"$(missing "${deps[@]}" "${optional[@]}")"
 if [ "${#need[@]}" -eq 0 ]; then
 	log "all programs $what present"
+	bridge_packages
 	exit 0
 fi
 
@@ -201,3 +225,4 @@ if [ "${#still[@]}" -ne 0 ]; then
 fi
 log "installed ${need[*]} in $(($(date +%s) - start))s"
 report
+bridge_packages
