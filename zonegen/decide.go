@@ -3,7 +3,6 @@ package zonegen
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -226,7 +225,7 @@ func (d *Decision) applyPTR(vm *VM) {
 			d.add(ReasonInvalidPTR, key+"="+val)
 			continue
 		}
-		d.PTRName = strings.TrimSuffix(val, ".")
+		d.PTRName = val
 		d.Instance = true
 		d.add(ReasonReversePTR, d.PTRName)
 		return

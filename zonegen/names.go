@@ -42,11 +42,13 @@ func appendDnsify(dst []byte, s string) []byte {
 	return dst
 }
 
-// IsHostName reports whether s (with an optional trailing dot) is a host
-// name usable as a PTR target: labels of [A-Za-z0-9-] that start with a
-// letter or digit, each at most 63 octets, 253 in all.
+// IsHostName reports whether s is a host name usable as a PTR target:
+// labels of [A-Za-z0-9-] that start with a letter or digit, each at most
+// 63 octets, 253 in all. A trailing dot (an absolute name in a zone file)
+// is not part of a host name: Triton CNS's check (lib/flag-filter.js,
+// PTR_REGEX) refuses "mail.example.org." too, and so leaves such a VM
+// unlisted, which cnsd must not change.
 func IsHostName(s string) bool {
-	s = strings.TrimSuffix(s, ".")
 	if s == "" || len(s) > maxName {
 		return false
 	}

@@ -27,7 +27,7 @@ func TestDnsify(t *testing.T) {
 
 func TestIsHostName(t *testing.T) {
 	tests := map[string]bool{
-		"mail.example.org": true, "mail.example.org.": true, "a": true, "1x.example": true,
+		"mail.example.org": true, "mail.example.org.": false, "a": true, "1x.example": true,
 		"": false, ".": false, "a..b": false, "-a.example": false, "a_b.example": false,
 		"not a host": false, string(make([]byte, 64)): false,
 	}
