@@ -26,7 +26,7 @@ GOFILES = $(shell find . \( -name testdata -o -name '[._]?*' \) -prune -o -name 
 # The steps of `make test` must run in order, even under -j.
 .NOTPARALLEL:
 
-.PHONY: all help build deps test race fuzz-smoke fuzz bench-smoke bench cross lint run clean distclean faults faults-short fuzz-short conformance
+.PHONY: all help build deps test race fuzz-smoke fuzz bench-smoke bench cross lint run clean distclean faults faults-short fuzz-short conformance tritoncns
 
 all: build
 
@@ -47,6 +47,7 @@ help:
 	@echo 'make bench        full benchmarks with -benchmem'
 	@echo 'make faults       the fault-injection suite in its long form (docs/faults.md), about 9 minutes'
 	@echo 'make conformance  cnsd against Knot and NSD over thousands of queries (conformance/); race runs its short form'
+	@echo 'make tritoncns TRITON_CNS_DIR=dir  zonegen against Triton CNS'"'"'s own record generation, from a triton-cns checkout (zonegen/tritoncns_test.go)'
 	@echo 'make cross        GOOS=illumos GOARCH=amd64 go build ./...'
 	@echo 'make clean        remove built binaries and test artefacts (distclean: also bin/tools)'
 
@@ -92,6 +93,16 @@ faults: deps
 conformance: export CNSD_REQUIRE_SECONDARIES = 1
 conformance: deps
 	CONFORMANCE=full $(GO) test -count=1 -timeout=30m -v -run TestConformance ./conformance
+
+# zonegen against the original: Triton CNS's NetFilter, FlagFilter and
+# buildZonesFromVm, run by node from a triton-cns checkout, over a random
+# corpus (zonegen/tritoncns_test.go). The checkout is not in any registry
+# CI reaches, so this is not part of make test. TRITON_CNS_CASES sets the
+# corpus size.
+tritoncns:
+	@test -n "$(TRITON_CNS_DIR)" || { echo 'make tritoncns: set TRITON_CNS_DIR to a triton-cns checkout'; exit 2; }
+	cd zonegen/testdata/tritoncns && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	TRITON_CNS_DIR=$(abspath $(TRITON_CNS_DIR)) $(GO) test -count=1 -v -run TestTritonCNSAgrees ./zonegen
 
 fuzz-short:
 	FUZZTIME=2s GO=$(GO) scripts/fuzz.sh
