@@ -59,11 +59,11 @@ deps:
 	scripts/testdeps.sh
 
 # In make test a missing secondary (BIND, Knot, NSD, PowerDNS) fails the
-# transfer tests instead of skipping them (xfr/secondarytest), and missing
-# node or changefeed bridge packages fail feed's tests of the real
-# changefeed library (feed/realchangefeed_test.go); the values reach race
-# through make's inheritance of target-specific variables by
-# prerequisites.
+# transfer tests instead of skipping them (xfr/secondarytest), and a
+# missing node or npm package fails the tests that run the real Triton
+# libraries (feed/realchangefeed_test.go, zonegen/tritontags_test.go);
+# the values reach race through make's inheritance of target-specific
+# variables by prerequisites.
 #
 # Every fuzz target's seed corpus and saved failing inputs run as ordinary
 # tests in race; make test then fuzzes each target for 2 s (fuzz-short:
@@ -71,7 +71,7 @@ deps:
 # it building each package with coverage instrumentation). make
 # fuzz-smoke and make fuzz fuzz longer.
 test: export CNSD_REQUIRE_SECONDARIES = 1
-test: export CNSD_REQUIRE_CHANGEFEED = 1
+test: export CNSD_REQUIRE_NODE = 1
 test: deps lint race faults-short fuzz-short bench-smoke cross
 	@echo 'make test: all steps passed'
 

@@ -29,7 +29,7 @@ import (
 //
 // They need node and the bridge's packages (scripts/testdeps.sh installs
 // both; npm ci in testdata/changefeed); without them they skip, or fail
-// when CNSD_REQUIRE_CHANGEFEED is set, as make test sets it.
+// when CNSD_REQUIRE_NODE is set, as make test sets it.
 
 // bridge is one run of bridge.js.
 type bridge struct {
@@ -55,7 +55,7 @@ func startBridge(t *testing.T, upstream, port string) *bridge {
 		missing = "the bridge's packages are not installed (npm ci in " + dir + ")"
 	}
 	if missing != "" {
-		if os.Getenv("CNSD_REQUIRE_CHANGEFEED") != "" {
+		if os.Getenv("CNSD_REQUIRE_NODE") != "" {
 			t.Fatalf("%s; scripts/testdeps.sh installs it", missing)
 		}
 		t.Skipf("%s; scripts/testdeps.sh installs it", missing)
@@ -67,7 +67,7 @@ func startBridge(t *testing.T, upstream, port string) *bridge {
 	cmd := exec.Command(node, args...)
 	cmd.Dir = dir
 	cmd.SysProcAttr = subproc.Attr() // gone with the test binary, even killed
-	stdin, err := cmd.StdinPipe() // closed when the test ends: the bridge exits
+	stdin, err := cmd.StdinPipe()    // closed when the test ends: the bridge exits
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # testdeps.sh checks that the programs cnsd's tests start as real processes
 # (Redis, BIND, Knot, NSD, PowerDNS, OpenLDAP and their clients, dnsperf
-# for the load benchmark, and node for the real changefeed library) are
-# installed, and installs that library's npm packages for the changefeed
-# bridge (feed/testdata/changefeed) from its lockfile.
+# for the load benchmark, and node for the real Triton libraries) are
+# installed, and installs those libraries' npm packages from their
+# lockfiles (npm_packages below).
 # `testdeps.sh demo` checks only what `make run` needs: OpenLDAP (the
 # simulated cloud's UFDS), and dig and curl for the lines the demo prints.
 #
@@ -105,28 +105,33 @@ report() {
 	done
 }
 
-# bridge_packages installs the changefeed bridge's npm packages (the real
-# node-sdc-changefeed and restify 4, feed/testdata/changefeed) from its
-# lockfile, when they are missing or older than it; no install script runs.
-bridge_packages() {
+# npm_packages installs, from their lockfiles, the npm packages of the
+# tests that run the real Triton libraries under node: the changefeed
+# bridge's (node-sdc-changefeed and restify 4, feed/testdata/changefeed)
+# and triton-tags with what Triton CNS's record generation requires
+# (zonegen/testdata/tritoncns); each when it is missing or older than its
+# lockfile. No install script runs.
+npm_packages() {
 	[ "$mode" = test ] || return 0
-	local dir
-	dir="$(cd "$(dirname "$0")/.." && pwd)/feed/testdata/changefeed"
-	if [ -e "$dir/node_modules/.package-lock.json" ] &&
-		[ ! "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
-		return 0
-	fi
-	log "installing the changefeed bridge's npm packages in $dir"
-	if ! (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); then
-		log "npm ci failed in $dir: the feed's tests of the real changefeed library need its packages"
-		exit 1
-	fi
+	local root dir
+	root="$(cd "$(dirname "$0")/.." && pwd)"
+	for dir in "$root/feed/testdata/changefeed" "$root/zonegen/testdata/tritoncns"; do
+		if [ -e "$dir/node_modules/.package-lock.json" ] &&
+			[ ! "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+			continue
+		fi
+		log "installing the npm packages of $dir"
+		if ! (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); then
+			log "npm ci failed in $dir: the tests of the real Triton libraries need its packages"
+			exit 1
+		fi
+	done
 }
 
 read -r -a need <<<"$(missing "${deps[@]}" "${optional[@]}")"
 if [ "${#need[@]}" -eq 0 ]; then
 	log "all programs $what present"
-	bridge_packages
+	npm_packages
 	exit 0
 fi
 
@@ -225,4 +230,4 @@ if [ "${#still[@]}" -ne 0 ]; then
 fi
 log "installed ${need[*]} in $(($(date +%s) - start))s"
 report
-bridge_packages
+npm_packages

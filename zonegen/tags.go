@@ -16,7 +16,6 @@ const (
 	DockerLabel      = "docker:label:"
 	tagSmartDCRole   = "smartdc_role"
 	tagMantaRole     = "manta_role"
-	maxServiceName   = 63
 	defaultSRVWeight = 10
 )
 
@@ -229,13 +228,19 @@ func (p *tagParser) srvLabel() (string, bool) {
 
 func (p *tagParser) checkName(start int) (string, bool) {
 	name := p.tag[start:p.pos]
-	if len(name) > maxServiceName {
-		p.pos = start
-		return "", p.fail("service name " + strconv.Quote(name) + " is longer than 63 octets")
-	}
 	if strings.HasSuffix(name, ".") || strings.Contains(name, "..") {
 		p.pos = start
 		return "", p.fail("service name " + strconv.Quote(name) + " has an empty label")
+	}
+	// Each label is bounded, not the name: Triton CNS took dotted names
+	// of any length, and one whose labels fit is a valid DNS name (a
+	// record name over 253 octets is skipped where it is made,
+	// name_too_long).
+	for label := range strings.SplitSeq(name, ".") {
+		if len(label) > maxLabel {
+			p.pos = start
+			return "", p.fail("service name " + strconv.Quote(name) + " has a label longer than 63 octets")
+		}
 	}
 	return strings.ToLower(name), true
 }
