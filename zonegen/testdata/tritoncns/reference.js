@@ -5,11 +5,12 @@
  *     TRITON_CNS_DIR=/path/to/triton-cns node reference.js
  *
  * Each input line is {"config": <its config's forward_zones, use_alias,
- * use_login>, "vm": <a VM as its UFDS, CN and NAPI stages leave it: owner
- * object, NICs with their network object and network_pools>,
- * "serverDown": <the CN stage's verdict>}. The VM goes through the
- * checkout's NetFilter and FlagFilter transforms and, when they list it
- * at all, buildZonesFromVm, as its UpdateStream does. Each output line is
+ * use_login>, "vm": <a VM as its UFDS and NAPI stages leave it: owner
+ * object, NICs with their network object and network_pools>, "server":
+ * <the VM's compute node as CNAPI gives it>}. The server is cut as its
+ * CNFilter cuts it (cutServerObj: whether it is down), and the VM goes
+ * through the checkout's NetFilter and FlagFilter transforms and, when
+ * they list it at all, buildZonesFromVm, as its UpdateStream does. Each output line is
  * {"listInstance", "listServices", "reasons", "zones": {zone: {name:
  * [[type, args...], ...]}}}, or {"error"} when Triton CNS threw.
  *
@@ -24,6 +25,7 @@ var readline = require('readline');
 var bunyan = require('bunyan');
 
 var dir = process.env.TRITON_CNS_DIR;
+var CNFilter = require(path.join(dir, 'lib', 'cn-filter.js'));
 var NetFilter = require(path.join(dir, 'lib', 'net-filter.js'));
 var FlagFilter = require(path.join(dir, 'lib', 'flag-filter.js'));
 var buildZonesFromVm = require(path.join(dir, 'lib', 'vm-to-zones.js'));
@@ -41,7 +43,7 @@ function through(stage, vm) {
 
 function generate(input) {
     var vm = input.vm;
-    vm.server = { down: input.serverDown };
+    vm.server = CNFilter.cutServerObj(input.server);
     vm = through(new NetFilter({ log: log, config: input.config }), vm);
     vm = through(new FlagFilter({ log: log }), vm);
     var zones = {};
