@@ -88,18 +88,32 @@ func (b *builder) acmeAt(zi int, name string) {
 	}
 }
 
-// ptr adds the PTR of address a: the reverse_ptr tag when valid, else
-// the shortest of the primary name in each of a's zones (the first zone in
-// configuration order wins a tie).
-func (b *builder) ptr(a *address) {
+// ptr adds the PTR of the address b.addrs[ai], unless an earlier one has
+// the same IP: one PTR per IP, though two NICs may carry it. Its target is
+// the reverse_ptr tag when valid, else the shortest of the primary name in
+// each zone of every NIC with that IP, the first in NIC and then
+// configuration order winning a tie, as Triton CNS chose (addInstance in
+// lib/vm-to-zones.js).
+func (b *builder) ptr(ai int) {
+	a := &b.addrs[ai]
+	for _, earlier := range b.addrs[:ai] {
+		if earlier.ip == a.ip {
+			return
+		}
+	}
 	target := ""
 	if b.d.PTRName != "" {
 		target = b.d.PTRName + "."
 	} else {
 		best := -1
-		for _, zi := range a.zones {
-			if best < 0 || len(b.g.suffix[zi]) < len(b.g.suffix[best]) {
-				best = zi
+		for _, same := range b.addrs[ai:] {
+			if same.ip != a.ip {
+				continue
+			}
+			for _, zi := range same.zones {
+				if best < 0 || len(b.g.suffix[zi]) < len(b.g.suffix[best]) {
+					best = zi
+				}
 			}
 		}
 		target = b.str(b.primary, b.g.suffix[best])

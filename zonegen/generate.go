@@ -39,7 +39,9 @@ func (g *Generator) Generate(v *View, d *Decision) Contribution {
 				b.service(a, zi, &d.Services[i])
 			}
 		}
-		b.ptr(a)
+	}
+	for ai := range b.addrs {
+		b.ptr(ai)
 	}
 	for zi := range g.cfg.Zones {
 		b.add(zi, b.str(b.uuid, ".cmon", g.suffix[zi]), TypeCNAME, g.cmon[zi])

@@ -176,6 +176,8 @@ func genCase(r *rand.Rand, i int, now time.Time) tcnsCase {
 			nic.NICTag = "manta"
 		case 3:
 			nic.NICTag = "sdc_underlay"
+		case 4:
+			nic.NICTag = pick(r, "admin_rack_12", "Admin", "MANTA_rack_a-1", "admin_rack_", "admin_rack_x.y", "external_rack_3")
 		}
 		ip := func() string {
 			if r.IntN(5) == 0 {
