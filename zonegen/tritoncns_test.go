@@ -96,7 +96,7 @@ func randUUID(r *rand.Rand) string {
 // clocks read them alike.
 func genCase(r *rand.Rand, i int, now time.Time) tcnsCase {
 	owner := randUUID(r)
-	login := pick(r, "alice", "Bob.Smith", "admin", "poseidon", "user_with_underscore", "carol99", strings.Repeat("l", 62), "x y")
+	login := pick(r, "alice", "Bob.Smith", "admin", "poseidon", "user_with_underscore", "carol99", strings.Repeat("l", 62), "x y", "Zoë", "ADMIN", "dave@example.com")
 	nets := []Network{
 		{UUID: "11111111-0000-4000-8000-000000000001", Name: "Public", OwnerUUIDs: nil},
 		{UUID: "11111111-0000-4000-8000-000000000002", Name: "My Private", OwnerUUIDs: []string{owner}},
@@ -117,7 +117,7 @@ func genCase(r *rand.Rand, i int, now time.Time) tcnsCase {
 	}
 	v := View{
 		VM: VM{UUID: randUUID(r), OwnerUUID: owner,
-			Alias: pick(r, "", "web0", "Web_Server 1", "a.b", "db-1", strings.Repeat("a", 62), "--x--"),
+			Alias: pick(r, "", "web0", "Web_Server 1", "a.b", "db-1", strings.Repeat("a", 62), "--x--", "über", "UPPER", "a--b", "  spaced  ", "日本", "x_y.z"),
 			State: pick(r, "running", "running", "running", "stopped", "failed", "destroyed", "provisioning")},
 		Owner: &Account{UUID: owner, Login: login,
 			TritonCNSEnabled:        FlagString(pick(r, "true", "true", "true", "false", "")),
