@@ -2,7 +2,9 @@ package feed
 
 import (
 	"bufio"
+	"encoding/json"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -204,6 +206,44 @@ func TestRealChangefeedPublisherRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	vmWaitFor(t, "the new tags, published by the restarted publisher", func() bool {
+		return sink.changedMatch(func(vm zonegen.VM) bool {
+			return vm.UUID == tagged && reflect.DeepEqual(vm.Tags, tags)
+		})
+	})
+	if t.Failed() {
+		t.Log(logs.String())
+	}
+}
+
+// TestRealChangefeedPublisherCut: the network drops the feed's connection
+// to the real publisher without a close frame; the feed must notice,
+// connect and list again, and follow the changes sent after.
+func TestRealChangefeedPublisherCut(t *testing.T) {
+	c := newVMCloud(12)
+	cloud := httptest.NewServer(c.Handler())
+	t.Cleanup(cloud.Close)
+	b := startBridge(t, cloud.URL, "")
+	sink := &vmSinkRecorder{}
+	logs := runVMAPIAt(t, b.url, sink, nil)
+	vmWaitFor(t, "the first listing through the bridge", func() bool { return sink.numListings() > 0 })
+
+	resp, err := http.Post(b.url+"/_bridge/cut", "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cut struct{ Cut int }
+	err = json.NewDecoder(resp.Body).Decode(&cut)
+	resp.Body.Close()
+	if err != nil || cut.Cut == 0 {
+		t.Fatalf("the bridge cut %d connections (%v), want the feed's", cut.Cut, err)
+	}
+	vmWaitFor(t, "a listing after the cut", func() bool { return sink.numListings() > 1 })
+	tagged := activeUUIDs(c)[0]
+	tags := map[string]any{"triton.cns.services": "cache:6379"}
+	if _, err := c.SetTags(tagged, tags); err != nil {
+		t.Fatal(err)
+	}
+	vmWaitFor(t, "the new tags, published after the cut", func() bool {
 		return sink.changedMatch(func(vm zonegen.VM) bool {
 			return vm.UUID == tagged && reflect.DeepEqual(vm.Tags, tags)
 		})

@@ -13,6 +13,9 @@
  * its clients: GET /vms and GET /vms/:uuid from the cloud, the changefeed
  * from the library.
  *
+ * POST /_bridge/cut drops every websocket the Publisher serves, without a
+ * close frame (a network cut), and answers {"cut": n}.
+ *
  * It listens on 127.0.0.1, on PORT when given (a bridge started again
  * where an earlier one was: VMAPI restarted). On stdout it prints
  * "listening HOST:PORT" once it serves and "bootstrap RESOURCE" each time
@@ -129,14 +132,27 @@ MemoryMoray.prototype.findObjects = function findObjects(name, filter) {
     return req;
 };
 
+// sockets are the upgraded connections, for POST /_bridge/cut.
+var sockets = new Set();
+
 /*
  * proxy passes a request that is not the changefeed's to upstream, as it
- * came, and its answer back.
+ * came, and its answer back. It runs before restify routes and does not
+ * call next for a request it answers: restify 4 would route it after a
+ * pre handler's next(false) too, answer 404 on top of the answer sent,
+ * and leave the keep-alive connection to hang the client's next request.
  */
 function proxy(req, res, next) {
     var path = req.url.split('?')[0];
     if (path === '/changefeeds' || path.indexOf('/changefeeds/') === 0) {
         next();
+        return;
+    }
+    if (path === '/_bridge/cut' && req.method === 'POST') {
+        var n = sockets.size;
+        sockets.forEach(function (socket) { socket.destroy(); });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ cut: n }));
         return;
     }
     var out = mod_http.request({
@@ -148,13 +164,11 @@ function proxy(req, res, next) {
     }, function (answer) {
         res.writeHead(answer.statusCode, answer.headers);
         answer.pipe(res);
-        answer.on('end', function () { next(false); });
     });
     out.on('error', function (err) {
         log.warn(err, 'upstream request failed');
         res.writeHead(502, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ code: 'BadGateway', message: err.message }));
-        next(false);
     });
     req.pipe(out);
 }
@@ -191,6 +205,10 @@ function main(resourceMap) {
     });
     var server = mod_restify.createServer({ name: 'vmapi', log: log });
     server.pre(proxy);
+    server.on('upgrade', function (req, socket) {
+        sockets.add(socket);
+        socket.on('close', function () { sockets.delete(socket); });
+    });
     var publisher = mod_changefeed.createPublisher({
         log: log,
         maxAge: 3600,
