@@ -2,8 +2,11 @@ package zonegen
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -186,6 +189,12 @@ func genCase(r *rand.Rand, i int, now time.Time) tcnsCase {
 			return fmt.Sprintf("10.%d.%d.%d", r.IntN(3), r.IntN(4), 1+r.IntN(250))
 		}
 		switch r.IntN(7) {
+		case 6:
+			if n > 0 && v.VM.NICs[0].IP != "" {
+				nic.IP = v.VM.NICs[0].IP // an address two NICs carry
+			} else {
+				nic.IP = ip()
+			}
 		case 0:
 			a, b := ip(), ip()
 			nic.IP = a
@@ -268,6 +277,13 @@ func TestTritonCNSAgrees(t *testing.T) {
 		cases[i] = genCase(r, i, now)
 	}
 	refs := runReference(t, dir, cases)
+	var digests []string
+	if *update {
+		if n < corpusCases {
+			t.Fatalf("-update writes the digests of the first %d cases: TRITON_CNS_CASES=%d is fewer", corpusCases, n)
+		}
+		digests = make([]string, corpusCases)
+	}
 	differ, failed, records := 0, 0, 0
 	for i, c := range cases {
 		ref := refs[i]
@@ -285,15 +301,10 @@ func TestTritonCNSAgrees(t *testing.T) {
 			}
 		}
 		records += len(want)
-		v := c.view
-		d := Decide(&v, DefaultDecideOptions(), time.Now())
-		got := map[string]bool{}
-		contrib := NewGenerator(c.cfg).Generate(&v, &d)
-		for _, z := range contrib.Zones {
-			for _, rec := range z.Records {
-				got[ourRecord(z.Zone, rec)] = true
-			}
+		if i < len(digests) {
+			digests[i] = corpusDigest(want)
 		}
+		d, got := generated(c, time.Now())
 		missing, extra := setDiff(want, got), setDiff(got, want)
 		if len(missing)+len(extra) == 0 {
 			continue
@@ -313,6 +324,103 @@ func TestTritonCNSAgrees(t *testing.T) {
 	if records == 0 {
 		t.Fatal("Triton CNS made no record at all: the corpus or the reference script is broken")
 	}
+	if *update && failed == 0 {
+		writeCorpusDigests(t, dir, digests)
+	}
+}
+
+// corpusCases is how many cases of the corpus testdata/tritoncns/corpus
+// keeps the digests of Triton CNS's records for (TestTritonCNSCorpus).
+const corpusCases = 5000
+
+// corpusPath is the file of those digests.
+var corpusPath = filepath.Join("testdata", "tritoncns", "corpus")
+
+// TestTritonCNSCorpus holds Decide and Generate, in every go test and
+// without node or a triton-cns checkout, to the records Triton CNS itself
+// made for the first corpusCases cases of TestTritonCNSAgrees's corpus,
+// kept as a digest of each case's record set (testdata/tritoncns/corpus,
+// written by make tritoncns-corpus TRITON_CNS_DIR=…). A case that differs
+// is named; make tritoncns shows its records beside Triton CNS's. A
+// change to genCase changes the corpus: write the digests again.
+func TestTritonCNSCorpus(t *testing.T) {
+	b, err := os.ReadFile(corpusPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 2 || f[0] != strconv.Itoa(len(want)) {
+			t.Fatalf("%s: line %q: want %q and a digest", corpusPath, line, strconv.Itoa(len(want)))
+		}
+		want = append(want, f[1])
+	}
+	if len(want) != corpusCases {
+		t.Fatalf("%s holds %d cases, want %d", corpusPath, len(want), corpusCases)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	now := time.Now()
+	var differ []int
+	for i := range want {
+		_, got := generated(genCase(r, i, now), now)
+		if corpusDigest(got) != want[i] {
+			differ = append(differ, i)
+		}
+	}
+	if len(differ) > 0 {
+		t.Errorf("%d of %d cases differ from Triton CNS's records (%v…); make tritoncns TRITON_CNS_DIR=<triton-cns checkout> shows how",
+			len(differ), len(want), differ[:min(len(differ), 10)])
+	}
+}
+
+// generated decides and generates case c at now and returns the decision
+// and the records, spelt as ourRecord spells them.
+func generated(c tcnsCase, now time.Time) (Decision, map[string]bool) {
+	v := c.view
+	d := Decide(&v, DefaultDecideOptions(), now)
+	got := map[string]bool{}
+	contrib := NewGenerator(c.cfg).Generate(&v, &d)
+	for _, z := range contrib.Zones {
+		for _, rec := range z.Records {
+			got[ourRecord(z.Zone, rec)] = true
+		}
+	}
+	return d, got
+}
+
+// corpusDigest is the digest of a record set: SHA-256 of its records,
+// sorted, a line each, and the count.
+func corpusDigest(recs map[string]bool) string {
+	lines := slices.Sorted(maps.Keys(recs))
+	sum := sha256.Sum256([]byte(strings.Join(lines, "\n")))
+	return strconv.Itoa(len(lines)) + ":" + hex.EncodeToString(sum[:12])
+}
+
+// writeCorpusDigests writes the digests of Triton CNS's records to
+// corpusPath, naming the checkout they came from.
+func writeCorpusDigests(t *testing.T, dir string, digests []string) {
+	t.Helper()
+	rev, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		rev = []byte("unknown (not a git checkout)")
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# The records Triton CNS made for the first %d cases of zonegen's\n", len(digests))
+	fmt.Fprintf(&b, "# TestTritonCNSAgrees corpus (seed 1, 2), one line a case: its number and\n")
+	fmt.Fprintf(&b, "# corpusDigest of its record set (count:SHA-256 prefix). Written by\n")
+	fmt.Fprintf(&b, "# make tritoncns-corpus from triton-cns %s", strings.TrimSpace(string(rev))+"\n")
+	for i, d := range digests {
+		fmt.Fprintf(&b, "%d %s\n", i, d)
+	}
+	if err := os.WriteFile(corpusPath, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s", corpusPath)
 }
 
 // runReference runs reference.js over the cases and returns its answer
