@@ -96,8 +96,8 @@ func (b *builder) acmeAt(zi int, name string) {
 // lib/vm-to-zones.js).
 func (b *builder) ptr(ai int) {
 	a := &b.addrs[ai]
-	for _, earlier := range b.addrs[:ai] {
-		if earlier.ip == a.ip {
+	for j := range ai {
+		if b.addrs[j].ip == a.ip {
 			return
 		}
 	}
@@ -106,11 +106,11 @@ func (b *builder) ptr(ai int) {
 		target = b.d.PTRName + "."
 	} else {
 		best := -1
-		for _, same := range b.addrs[ai:] {
-			if same.ip != a.ip {
+		for j := ai; j < len(b.addrs); j++ {
+			if b.addrs[j].ip != a.ip {
 				continue
 			}
-			for _, zi := range same.zones {
+			for _, zi := range b.addrs[j].zones {
 				if best < 0 || len(b.g.suffix[zi]) < len(b.g.suffix[best]) {
 					best = zi
 				}
