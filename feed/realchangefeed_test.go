@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cnsd/cnsd/logtest"
 	"github.com/cnsd/cnsd/mockcloud"
 	"github.com/cnsd/cnsd/subproc"
 	"github.com/cnsd/cnsd/zonegen"
@@ -158,11 +159,7 @@ func TestRealChangefeedPublisher(t *testing.T) {
 	if _, err := c.CreateVM(nv); err != nil {
 		t.Fatal(err)
 	}
-	vmWaitFor(t, "the new tags, published by the real publisher", func() bool {
-		return sink.changedMatch(func(vm zonegen.VM) bool {
-			return vm.UUID == tagged && reflect.DeepEqual(vm.Tags, tags)
-		})
-	})
+	seeTags(t, sink, tagged, tags, "the new tags, published by the real publisher")
 	vmWaitFor(t, "the destroyed VM gone", func() bool { return sink.isGone(doomed) })
 	vmWaitFor(t, "the created VM", func() bool {
 		return sink.changedMatch(func(vm zonegen.VM) bool {
@@ -183,7 +180,7 @@ func TestRealChangefeedPublisherRestart(t *testing.T) {
 	t.Cleanup(cloud.Close)
 	first := startBridge(t, cloud.URL, "")
 	sink := &vmSinkRecorder{}
-	logs := runVMAPIAt(t, first.url, sink, nil)
+	logOnFailure(t, runVMAPIAt(t, first.url, sink, nil))
 	vmWaitFor(t, "the first listing through the bridge", func() bool { return sink.numListings() > 0 })
 
 	first.stop()
@@ -205,14 +202,7 @@ func TestRealChangefeedPublisherRestart(t *testing.T) {
 	if _, err := c.SetTags(tagged, tags); err != nil {
 		t.Fatal(err)
 	}
-	vmWaitFor(t, "the new tags, published by the restarted publisher", func() bool {
-		return sink.changedMatch(func(vm zonegen.VM) bool {
-			return vm.UUID == tagged && reflect.DeepEqual(vm.Tags, tags)
-		})
-	})
-	if t.Failed() {
-		t.Log(logs.String())
-	}
+	seeTags(t, sink, tagged, tags, "the new tags, published by the restarted publisher")
 }
 
 // TestRealChangefeedPublisherCut: the network drops the feed's connection
@@ -224,7 +214,7 @@ func TestRealChangefeedPublisherCut(t *testing.T) {
 	t.Cleanup(cloud.Close)
 	b := startBridge(t, cloud.URL, "")
 	sink := &vmSinkRecorder{}
-	logs := runVMAPIAt(t, b.url, sink, nil)
+	logOnFailure(t, runVMAPIAt(t, b.url, sink, nil))
 	vmWaitFor(t, "the first listing through the bridge", func() bool { return sink.numListings() > 0 })
 
 	resp, err := http.Post(b.url+"/_bridge/cut", "application/json", nil)
@@ -243,12 +233,24 @@ func TestRealChangefeedPublisherCut(t *testing.T) {
 	if _, err := c.SetTags(tagged, tags); err != nil {
 		t.Fatal(err)
 	}
-	vmWaitFor(t, "the new tags, published after the cut", func() bool {
+	seeTags(t, sink, tagged, tags, "the new tags, published after the cut")
+}
+
+// seeTags waits until the feed has reported VM uuid with tags.
+func seeTags(t *testing.T, sink *vmSinkRecorder, uuid string, tags map[string]any, what string) {
+	t.Helper()
+	vmWaitFor(t, what, func() bool {
 		return sink.changedMatch(func(vm zonegen.VM) bool {
-			return vm.UUID == tagged && reflect.DeepEqual(vm.Tags, tags)
+			return vm.UUID == uuid && reflect.DeepEqual(vm.Tags, tags)
 		})
 	})
-	if t.Failed() {
-		t.Log(logs.String())
-	}
+}
+
+// logOnFailure prints the follower's log when the test has failed.
+func logOnFailure(t *testing.T, logs *logtest.Buffer) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(logs.String())
+		}
+	})
 }
