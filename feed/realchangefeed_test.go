@@ -134,13 +134,7 @@ func startBridge(t *testing.T, upstream, port string) *bridge {
 }
 
 func TestRealChangefeedPublisher(t *testing.T) {
-	c := newVMCloud(20)
-	cloud := httptest.NewServer(c.Handler())
-	t.Cleanup(cloud.Close)
-	b := startBridge(t, cloud.URL, "")
-	sink := &vmSinkRecorder{}
-	logs := runVMAPIAt(t, b.url, sink, nil)
-	vmWaitFor(t, "the first listing through the bridge", func() bool { return sink.numListings() > 0 })
+	c, _, _, sink, logs := bridgedFeed(t, 20)
 	if got, want := listedUUIDs(sink.lastListing()), activeUUIDs(c); !reflect.DeepEqual(got, want) {
 		t.Fatalf("listed %v through the bridge, want %v", got, want)
 	}
@@ -175,13 +169,8 @@ func TestRealChangefeedPublisher(t *testing.T) {
 // it, and forgets every registration; the feed must connect again, list
 // again, and follow the changes the new publisher sends.
 func TestRealChangefeedPublisherRestart(t *testing.T) {
-	c := newVMCloud(12)
-	cloud := httptest.NewServer(c.Handler())
-	t.Cleanup(cloud.Close)
-	first := startBridge(t, cloud.URL, "")
-	sink := &vmSinkRecorder{}
-	logOnFailure(t, runVMAPIAt(t, first.url, sink, nil))
-	vmWaitFor(t, "the first listing through the bridge", func() bool { return sink.numListings() > 0 })
+	c, upstream, first, sink, logs := bridgedFeed(t, 12)
+	logOnFailure(t, logs)
 
 	first.stop()
 	doomed := activeUUIDs(c)[0]
@@ -192,7 +181,7 @@ func TestRealChangefeedPublisherRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	startBridge(t, cloud.URL, port)
+	startBridge(t, upstream, port)
 	vmWaitFor(t, "a listing from the restarted VMAPI", func() bool { return sink.numListings() > 1 })
 	if slices.Contains(listedUUIDs(sink.lastListing()), doomed) {
 		t.Errorf("VM %s, destroyed while VMAPI was down, listed again", doomed)
@@ -209,13 +198,8 @@ func TestRealChangefeedPublisherRestart(t *testing.T) {
 // to the real publisher without a close frame; the feed must notice,
 // connect and list again, and follow the changes sent after.
 func TestRealChangefeedPublisherCut(t *testing.T) {
-	c := newVMCloud(12)
-	cloud := httptest.NewServer(c.Handler())
-	t.Cleanup(cloud.Close)
-	b := startBridge(t, cloud.URL, "")
-	sink := &vmSinkRecorder{}
-	logOnFailure(t, runVMAPIAt(t, b.url, sink, nil))
-	vmWaitFor(t, "the first listing through the bridge", func() bool { return sink.numListings() > 0 })
+	c, _, b, sink, logs := bridgedFeed(t, 12)
+	logOnFailure(t, logs)
 
 	resp, err := http.Post(b.url+"/_bridge/cut", "application/json", nil)
 	if err != nil {
@@ -234,6 +218,20 @@ func TestRealChangefeedPublisherCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	seeTags(t, sink, tagged, tags, "the new tags, published after the cut")
+}
+
+// bridgedFeed serves a generated cloud of n VMs (at upstream) behind a
+// bridge, follows the bridge, and returns once the first listing is in.
+func bridgedFeed(t *testing.T, n int) (c *mockcloud.Cloud, upstream string, b *bridge, sink *vmSinkRecorder, logs *logtest.Buffer) {
+	t.Helper()
+	c = newVMCloud(n)
+	cloud := httptest.NewServer(c.Handler())
+	t.Cleanup(cloud.Close)
+	b = startBridge(t, cloud.URL, "")
+	sink = &vmSinkRecorder{}
+	logs = runVMAPIAt(t, b.url, sink, nil)
+	vmWaitFor(t, "the first listing through the bridge", func() bool { return sink.numListings() > 0 })
+	return c, cloud.URL, b, sink, logs
 }
 
 // seeTags waits until the feed has reported VM uuid with tags.
