@@ -48,6 +48,7 @@ help:
 	@echo 'make faults       the fault-injection suite in its long form (docs/faults.md), about 9 minutes'
 	@echo 'make conformance  cnsd against Knot and NSD over thousands of queries (conformance/); race runs its short form'
 	@echo 'make tritoncns TRITON_CNS_DIR=dir  zonegen against Triton CNS'"'"'s own record generation, from a triton-cns checkout (zonegen/tritoncns_test.go)'
+	@echo 'make tritoncns-corpus TRITON_CNS_DIR=dir  rewrite the digests of Triton CNS'"'"'s records that make test checks (zonegen/testdata/tritoncns/corpus)'
 	@echo 'make cross        GOOS=illumos GOARCH=amd64 go build ./...'
 	@echo 'make clean        remove built binaries and test artefacts (distclean: also bin/tools)'
 
