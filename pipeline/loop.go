@@ -329,7 +329,8 @@ func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing, sg *stagi
 	}
 	var vms []*vmState
 	p.mu.Lock()
-	if len(p.vms) == 0 {
+	first := len(p.vms) == 0
+	if first {
 		vms = p.putFirst(l.VMs, present)
 	} else {
 		vms = make([]*vmState, 0, len(l.VMs))
@@ -355,7 +356,7 @@ func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing, sg *stagi
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, uuid := range p.absent(present) {
+	for _, uuid := range p.absent(present, first) {
 		p.drop(uuid, now)
 		cs = append(cs, zonegen.Contribution{VM: uuid})
 	}
@@ -364,13 +365,18 @@ func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing, sg *stagi
 
 // absent lists the VMs known here or in the store that present lacks;
 // sources that are not VM UUIDs (compute nodes, the catalog zone) are
-// never absent from a VM listing. The caller holds mu.
-func (p *Pipeline) absent(present map[string]bool) []string {
+// never absent from a VM listing. The caller holds mu. first says that the
+// listing was the first and put every VM here (putFirst), none of which
+// can be absent: the 100k of a bootstrap are not walked again, on the
+// one goroutine between the listing and the commit.
+func (p *Pipeline) absent(present map[string]bool, first bool) []string {
 	var out []string
 	seen := map[string]bool{}
-	for uuid := range p.vms {
-		if !present[uuid] {
-			out, seen[uuid] = append(out, uuid), true
+	if !first {
+		for uuid := range p.vms {
+			if !present[uuid] {
+				out, seen[uuid] = append(out, uuid), true
+			}
 		}
 	}
 	for _, uuid := range p.cfg.Store.Sources() {
