@@ -45,11 +45,34 @@ type tcnsInput struct {
 }
 
 type tcnsConfig struct {
-	ForwardZones map[string]struct {
-		Networks []string `json:"networks"`
-	} `json:"forward_zones"`
-	UseAlias bool `json:"use_alias"`
-	UseLogin bool `json:"use_login"`
+	ForwardZones tcnsZones `json:"forward_zones"`
+	UseAlias     bool      `json:"use_alias"`
+	UseLogin     bool      `json:"use_login"`
+}
+
+// tcnsZones is forward_zones in the configuration's order, which Triton
+// CNS keeps (Object.keys) and cnsd keeps too: it breaks PTR ties.
+type tcnsZones []ZoneConfig
+
+func (zs tcnsZones) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, z := range zs {
+		name, err := json.Marshal(z.Name)
+		if err != nil {
+			return nil, err
+		}
+		nets, err := json.Marshal(z.Networks)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `%s:{"networks":%s}`, name, nets)
+	}
+	b.WriteByte('}')
+	return []byte(b.String()), nil
 }
 
 type tcnsVM struct {
@@ -117,7 +140,12 @@ func genCase(r *rand.Rand, i int, now time.Time) tcnsCase {
 		cfg.Zones = append(cfg.Zones, ZoneConfig{Name: "a.example.org", Networks: []string{nets[0].UUID, nets[1].UUID}})
 	case 2:
 		cfg.Zones = append(cfg.Zones, ZoneConfig{Name: "all.example.net", Networks: []string{"*"}})
+	case 3:
+		// Two zones of the same length on one network: a PTR tie.
+		cfg.Zones = append(cfg.Zones, ZoneConfig{Name: "x1.example.com", Networks: []string{nets[0].UUID}},
+			ZoneConfig{Name: "x2.example.com", Networks: []string{nets[0].UUID}})
 	}
+	r.Shuffle(len(cfg.Zones), func(i, j int) { cfg.Zones[i], cfg.Zones[j] = cfg.Zones[j], cfg.Zones[i] })
 	v := View{
 		VM: VM{UUID: randUUID(r), OwnerUUID: owner,
 			Alias: pick(r, "", "web0", "Web_Server 1", "a.b", "db-1", strings.Repeat("a", 62), "--x--", "über", "UPPER", "a--b", "  spaced  ", "日本", "x_y.z"),
@@ -224,14 +252,7 @@ func genCase(r *rand.Rand, i int, now time.Time) tcnsCase {
 
 	// The same VM as Triton CNS saw it after its UFDS, CN and NAPI stages.
 	in := tcnsInput{Server: server}
-	in.Config.ForwardZones = map[string]struct {
-		Networks []string `json:"networks"`
-	}{}
-	for _, z := range cfg.Zones {
-		in.Config.ForwardZones[z.Name] = struct {
-			Networks []string `json:"networks"`
-		}{z.Networks}
-	}
+	in.Config.ForwardZones = tcnsZones(cfg.Zones)
 	in.Config.UseAlias, in.Config.UseLogin = cfg.UseAlias, cfg.UseLogin
 	ownerObj := map[string]any{"uuid": owner, "login": login}
 	if f := v.Owner.TritonCNSEnabled; f != "" {
