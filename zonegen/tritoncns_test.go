@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -211,8 +212,13 @@ func genCase(r *rand.Rand, i int, now time.Time) tcnsCase {
 			nic.NICTag = pick(r, "admin_rack_12", "Admin", "MANTA_rack_a-1", "admin_rack_", "admin_rack_x.y", "external_rack_3")
 		}
 		ip := func() string {
-			if r.IntN(5) == 0 {
+			switch r.IntN(12) {
+			case 0, 1:
 				return fmt.Sprintf("fd00::%x:%x", r.IntN(1<<16), r.IntN(1<<16))
+			case 2:
+				return fmt.Sprintf("FD00:0:0::%X", r.IntN(1<<16)) // not canonical
+			case 3:
+				return fmt.Sprintf("::ffff:10.%d.%d.%d", r.IntN(3), r.IntN(4), 1+r.IntN(250)) // IPv4-mapped
 			}
 			return fmt.Sprintf("10.%d.%d.%d", r.IntN(3), r.IntN(4), 1+r.IntN(250))
 		}
@@ -517,6 +523,13 @@ func refRecord(zone, name string, rec []any) string {
 	}
 	if typ == "PTR" || typ == "CNAME" {
 		data = strings.ToLower(data)
+	}
+	if typ == "A" || typ == "AAAA" {
+		// Triton CNS kept the address as VMAPI spelt it; on the wire
+		// only the address counts.
+		if a, err := netip.ParseAddr(data); err == nil {
+			data = a.String()
+		}
 	}
 	return strings.ToLower(zone) + " | " + strings.ToLower(name+"."+zone) + " " + typ + " " + data
 }
