@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"sync/atomic"
 	"testing"
 
 	"github.com/cnsd/cnsd/mockcloud"
@@ -19,4 +20,32 @@ func TestListingInBatches(t *testing.T) {
 	}}}
 	w := startWorld(t, f, s)
 	w.waitOracle(s)
+}
+
+// TestFirstListingCollects: a first listing of at least
+// collectAfterListing VMs collects the heap once, before its commit; a
+// later listing does not.
+func TestFirstListingCollects(t *testing.T) {
+	var calls atomic.Int32
+	n, c := collectAfterListing, collect
+	// Registered before the world's own clean-up, so it runs after the
+	// pipeline has stopped reading them.
+	t.Cleanup(func() { collectAfterListing, collect = n, c })
+	collectAfterListing, collect = 20, func() { calls.Add(1) }
+	f := mockcloud.Generate(mockcloud.GenOptions{VMs: 40, Accounts: 4, Servers: 2, Seed: 9})
+	s := Settings{Naming: zonegen.Config{Zones: []zonegen.ZoneConfig{{Name: "cns.example.com", Networks: []string{"*"}}}}}
+	w := startWorld(t, f, s)
+	w.waitOracle(s)
+	if got := calls.Load(); got != 1 {
+		t.Fatalf("%d collections after the first listing, want 1", got)
+	}
+	listed := w.listings()
+	w.waitFor("a second listing", func() bool {
+		w.cloud.DisconnectAll()
+		return w.listings() > listed
+	})
+	w.waitOracle(s)
+	if got := calls.Load(); got != 1 {
+		t.Errorf("%d collections after a second listing, want still 1", got)
+	}
 }

@@ -340,6 +340,16 @@ func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing, sg *stagi
 		}
 	}
 	p.mu.Unlock()
+	if first && len(l.VMs) >= collectAfterListing {
+		// A bootstrap's heap is collected now, while this goroutine
+		// evaluates the listing on one core and the other is idle: the
+		// listing's pages are garbage, and the collection the commit's
+		// allocations would set off otherwise marks the same heap while
+		// both cores build and write the zones, slowing them with
+		// assists and write barriers (docs/BENCHMARKS.md, "Issue 18:
+		// the bootstrap's collection moved before the commit").
+		go collect()
+	}
 	if sg != nil {
 		sg = p.stage.take(ctx, sg)
 	}
@@ -362,6 +372,13 @@ func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing, sg *stagi
 	}
 	p.guard(now, CauseRelist, cs, true)
 }
+
+// collectAfterListing is the fewest VMs of a first listing after which
+// applyListing collects the heap; tests lower it.
+var collectAfterListing = 10_000
+
+// collect collects the heap; tests count its calls.
+var collect = runtime.GC
 
 // absent lists the VMs known here or in the store that present lacks;
 // sources that are not VM UUIDs (compute nodes, the catalog zone) are
