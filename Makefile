@@ -95,9 +95,9 @@ conformance: export CNSD_REQUIRE_SECONDARIES = 1
 conformance: deps
 	CONFORMANCE=full $(GO) test -count=1 -timeout=30m -v -run TestConformance ./conformance
 
-# zonegen against the original: Triton CNS's NetFilter, FlagFilter and
-# buildZonesFromVm, run by node from a triton-cns checkout, over a random
-# corpus (zonegen/tritoncns_test.go). The checkout is not in any registry
+# zonegen against the original: Triton CNS's compute-node rule (CNFilter),
+# NetFilter, FlagFilter and buildZonesFromVm, run by node from a
+# triton-cns checkout, over a random corpus (zonegen/tritoncns_test.go). The checkout is not in any registry
 # CI reaches, so this is not part of make test. TRITON_CNS_CASES sets the
 # corpus size.
 # make tritoncns-corpus writes the digests of Triton CNS's records for the
