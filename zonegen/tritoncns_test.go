@@ -1,7 +1,6 @@
 package zonegen
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -454,43 +453,19 @@ func writeCorpusDigests(t *testing.T, dir string, digests []string) {
 // to each, in order.
 func runReference(t *testing.T, dir string, cases []tcnsCase) []tcnsOutput {
 	t.Helper()
-	here, err := filepath.Abs(filepath.Join("testdata", "tritoncns"))
-	if err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules")); err != nil {
+		t.Fatalf("the reference's packages are missing: npm ci in %s (make tritoncns does)", nodeDir)
 	}
-	if _, err := os.Stat(filepath.Join(here, "node_modules")); err != nil {
-		t.Fatalf("the reference's packages are missing: npm ci in %s (make tritoncns does)", here)
+	inputs := make([]any, len(cases))
+	for i := range cases {
+		inputs[i] = cases[i].in
 	}
-	var input strings.Builder
-	for _, c := range cases {
-		b, err := json.Marshal(c.in)
-		if err != nil {
-			t.Fatal(err)
+	lines := runNode(t, "reference.js", []string{"TRITON_CNS_DIR=" + dir}, inputs)
+	refs := make([]tcnsOutput, len(lines))
+	for i, line := range lines {
+		if err := json.Unmarshal(line, &refs[i]); err != nil {
+			t.Fatalf("reference.js answer %d: %v", i, err)
 		}
-		input.Write(b)
-		input.WriteByte('\n')
-	}
-	cmd := exec.Command("node", filepath.Join(here, "reference.js"))
-	cmd.Env = append(os.Environ(), "TRITON_CNS_DIR="+dir, "NODE_PATH="+filepath.Join(here, "node_modules"))
-	cmd.Stdin = strings.NewReader(input.String())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node reference.js: %v\n%s", err, stderr.String())
-	}
-	var refs []tcnsOutput
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var ref tcnsOutput
-		if err := json.Unmarshal(sc.Bytes(), &ref); err != nil {
-			t.Fatalf("reference.js answer %d: %v", len(refs), err)
-		}
-		refs = append(refs, ref)
-	}
-	if len(refs) != len(cases) {
-		t.Fatalf("reference.js answered %d of %d cases\n%s", len(refs), len(cases), stderr.String())
 	}
 	return refs
 }
