@@ -157,6 +157,9 @@ func (w *world) records() map[string][]string {
 	out := map[string][]string{}
 	for _, zone := range w.store.Zones() {
 		snap := w.store.Snapshot(zone)
+		if snap == nil {
+			continue // dropped since Zones
+		}
 		for r := range snap.All() {
 			if _, cn := zonegen.ComputeNodeOf(r.Source); isUUID(r.Source) || cn {
 				out[zone] = append(out[zone], r.String())

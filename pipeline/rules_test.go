@@ -80,6 +80,9 @@ func (w *world) addrs(name string) []string {
 	var out []string
 	for _, zone := range w.store.Zones() {
 		snap := w.store.Snapshot(zone)
+		if snap == nil {
+			continue // dropped since Zones
+		}
 		for _, r := range snap.Lookup(name) {
 			if r.Type == zonegen.TypeA {
 				out = append(out, r.Data)
