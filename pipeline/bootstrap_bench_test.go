@@ -56,7 +56,7 @@ import (
 // peak-MB is the test process's peak resident memory during the
 // bootstrap (Linux's VmHWM, reset before it starts): the memory an
 // operator must give cnsd for its first start, which the steady state
-// after it does not show.
+// after it does not show. store-MB is the embedded store's file after it.
 //
 // With BOOTSTRAP_LOG=path, each bootstrap's log (level Info: the
 // listing, its evaluation, the store's "large commit" with its phases)
@@ -64,7 +64,10 @@ import (
 // profile of the bootstrap alone (not the set-up's oracle and fixture,
 // which -cpuprofile would include) to path.<backend>; with
 // BOOTSTRAP_TIMELINE=path, every process's CPU in each tenth of a second
-// of it (cpuTimeline) to path.<backend>.
+// of it (cpuTimeline) to path.<backend>; with BOOTSTRAP_MEMPROFILE=path,
+// heap profiles taken as it starts and as it ends to path.<backend>.start
+// and path.<backend>.end, whose difference is what the bootstrap
+// allocated (go tool pprof -sample_index=alloc_space -base ….start ….end).
 //
 //	go test ./pipeline -run '^$' -bench Bootstrap -benchtime 1x -count 3
 func BenchmarkBootstrap(b *testing.B) {
@@ -73,12 +76,14 @@ func BenchmarkBootstrap(b *testing.B) {
 		vms, accounts, servers = 2_000, 50, 5
 	}
 	w, s, want := bootstrapWorld(b, mockcloud.GenOptions{VMs: vms, Accounts: accounts, Servers: servers, Seed: 5})
+	var dbFile string // the embedded store's, for store-MB
 	backends := []struct {
 		name string
 		open func(b *testing.B) store.Backend
 	}{
 		{"embedded", func(b *testing.B) store.Backend {
-			db, err := bolt.Open(filepath.Join(b.TempDir(), "cnsd.db"), bolt.Options{})
+			dbFile = filepath.Join(b.TempDir(), "cnsd.db")
+			db, err := bolt.Open(dbFile, bolt.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -98,6 +103,7 @@ func BenchmarkBootstrap(b *testing.B) {
 			var peak uint64
 			var cpu, cloudCPU, listingCPU, listingCloudCPU time.Duration
 			var gcCycles, gcCPU float64
+			var stored int64
 			for b.Loop() {
 				b.StopTimer()
 				self, cloud := processCPU(b, 0), processCPU(b, w.cloudPID)
@@ -110,6 +116,7 @@ func BenchmarkBootstrap(b *testing.B) {
 				self, cloud = processCPU(b, 0), processCPU(b, w.cloudPID)
 				cycles0, gcCPU0 := gcSoFar()
 				stopProfile := profileBootstrap(b, be.name)
+				stopHeap := heapProfiles(b, be.name)
 				stopTimeline := cpuTimeline(b, be.name)
 				b.StartTimer()
 				start := time.Now()
@@ -117,6 +124,7 @@ func BenchmarkBootstrap(b *testing.B) {
 				w.waitFor("the bootstrap", func() bool { return countRecords(w.store) == want && w.p.Idle() })
 				elapsed += time.Since(start)
 				stopProfile()
+				stopHeap()
 				stopTimeline()
 				b.StopTimer()
 				cpu += processCPU(b, 0) - self
@@ -131,6 +139,13 @@ func BenchmarkBootstrap(b *testing.B) {
 				}
 				w.stop()
 				backend.Close()
+				if be.name == "embedded" {
+					fi, err := os.Stat(dbFile)
+					if err != nil {
+						b.Fatal(err)
+					}
+					stored = max(stored, fi.Size())
+				}
 				b.StartTimer()
 			}
 			per := elapsed.Seconds() / float64(b.N)
@@ -147,6 +162,9 @@ func BenchmarkBootstrap(b *testing.B) {
 			b.ReportMetric(listingCloudCPU.Seconds()/n, "listing-cloud-cpu-s")
 			b.ReportMetric(gcCycles/n, "gc-cycles")
 			b.ReportMetric(gcCPU/n, "gc-cpu-s")
+			if stored > 0 {
+				b.ReportMetric(float64(stored)/(1<<20), "store-MB")
+			}
 		})
 	}
 }
@@ -205,6 +223,34 @@ func profileBootstrap(b *testing.B, backend string) (stop func()) {
 		if err := f.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// heapProfiles writes a heap profile now and another when stop is
+// called, when BOOTSTRAP_MEMPROFILE is set.
+func heapProfiles(b *testing.B, backend string) (stop func()) {
+	path := os.Getenv("BOOTSTRAP_MEMPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	write := func(suffix string) {
+		f, err := os.Create(path + "." + backend + "." + suffix)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// A profile holds what was allocated up to the last collection.
+	runtime.GC()
+	write("start")
+	return func() {
+		runtime.GC()
+		write("end")
 	}
 }
 

@@ -47,6 +47,17 @@ func NewVMRecordsEncoder(zone string) VMRecordsEncoder {
 	return VMRecordsEncoder{suffix: zoneSuffix(zone)}
 }
 
+// VMRecordsBound is the most bytes EncodeVMRecords can take for recs,
+// in any zone: a name or data at most its own bytes after two uvarints
+// (header and cut position), and the type's two bytes.
+func VMRecordsBound(recs []Record) int {
+	n := 1
+	for _, r := range recs {
+		n += len(r.Name) + len(r.Data) + 4*binary.MaxVarintLen64 + 2
+	}
+	return n
+}
+
 // Append appends EncodeVMRecords of recs to b and returns it.
 func (e VMRecordsEncoder) Append(b []byte, recs []Record) []byte {
 	return appendVMRecords(b, e.suffix, recs)

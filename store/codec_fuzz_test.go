@@ -53,7 +53,11 @@ func FuzzDecodeVMRecords(f *testing.F) {
 			}
 		}
 		recs := codecFuzzRecords(zone, codecVM, in)
-		got, err := DecodeVMRecords(zone, codecVM, EncodeVMRecords(zone, recs))
+		enc := EncodeVMRecords(zone, recs)
+		if len(enc) > VMRecordsBound(recs) {
+			t.Fatalf("%d bytes encoded, over the bound %d, for %q", len(enc), VMRecordsBound(recs), recs)
+		}
+		got, err := DecodeVMRecords(zone, codecVM, enc)
 		if err != nil {
 			t.Fatalf("decode(encode(%v)): %v", recs, err)
 		}

@@ -146,9 +146,14 @@ func boltWriteZone(tx *bbolt.Tx, name []byte, epoch uint64, c *store.ZoneChange,
 // (boltEncodeBulk).
 const boltBulk = 1000
 
-// boltBufSize is the size of the buffers VMs' keys and values are cut
-// from.
-const boltBufSize = 256 << 10
+// VMs' keys and values are cut from buffers of boltBufMin bytes at
+// first, each new one twice the last, up to boltBufSize: a zone of three
+// VMs (a reverse zone, most of a bootstrap's zones) takes a few
+// kilobytes, not a whole buffer of the size that suits 100k VMs.
+const (
+	boltBufMin  = 4 << 10
+	boltBufSize = 256 << 10
+)
 
 // boltEncodeChunk is how many VMs one task of boltEncodeBulk encodes.
 const boltEncodeChunk = 4096
@@ -211,8 +216,11 @@ func boltEncodeBulk(changes []store.ZoneChange) []*boltEncoded {
 // two as slices of their own (full slice expressions: a later append
 // never writes into them) with the buffer to go on with.
 func boltCutVM(buf []byte, vm string, enc store.VMRecordsEncoder, recs []store.Record) (key, val, rest []byte) {
-	if need := len(vm) + 1 + len(recs)*24; cap(buf)-len(buf) < need {
-		buf = make([]byte, 0, max(need, boltBufSize))
+	// need bounds what the encoding can take (store.VMRecordsBound): an
+	// append past the buffer's end would copy the whole buffer to a new
+	// one twice its size for one VM.
+	if need := len(vm) + store.VMRecordsBound(recs); cap(buf)-len(buf) < need {
+		buf = make([]byte, 0, max(need, min(2*cap(buf), boltBufSize), boltBufMin))
 	}
 	start := len(buf)
 	buf = append(buf, vm...)
