@@ -76,10 +76,11 @@ type env struct {
 }
 
 type envOptions struct {
-	redis    bool   // the nodes share a redis-server; else each has the embedded store
-	sentinel bool   // the nodes share a master, a replica and three Sentinels
-	nodes    int    // cnsd processes (1 unless several share Redis)
-	storeDir string // the embedded store's directory; a temporary one if empty
+	redis     bool               // the nodes share a redis-server; else each has the embedded store
+	redisOpts []redistest.Option // how that redis-server runs
+	sentinel  bool               // the nodes share a master, a replica and three Sentinels
+	nodes     int                // cnsd processes (1 unless several share Redis)
+	storeDir  string             // the embedded store's directory; a temporary one if empty
 }
 
 // scenario runs f as a subtest counted in the closing line.
@@ -110,7 +111,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	case o.sentinel:
 		e.sentinel = redistest.StartSentinel(t, 1)
 	case o.redis:
-		e.redis = redistest.Start(t)
+		e.redis = redistest.Start(t, o.redisOpts...)
 	}
 	if e.storeDir == "" {
 		e.storeDir = t.TempDir()

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cnsd/cnsd/store/redistest"
 )
 
 // repeat is n in the long form and short in the form CI runs.
@@ -33,6 +35,7 @@ func TestFaults(t *testing.T) {
 	scenario(t, "secondary-down", secondaryDown)
 	scenario(t, "embedded-kill", embeddedKill)
 	scenario(t, "disk-full", diskFull)
+	scenario(t, "redis-disk-full", redisDiskFull)
 }
 
 // redisKill: the redis-server under one cnsd is SIGKILLed and comes back
@@ -177,26 +180,57 @@ func embeddedKill(t *testing.T) {
 // diskFull: the embedded store's file system fills up under churn for a
 // while, then space is freed.
 func diskFull(t *testing.T) {
+	dir := smallFileSystem(t)
+	e := newEnv(t, envOptions{storeDir: dir})
+	e.churn(churnRate)
+	time.Sleep(2 * time.Second)
+	e.fillFor(dir, e.nodes[0])
+	e.finish()
+}
+
+// redisDiskFull: the file system under the append-only file of the
+// redis-server two cnsd share fills up under churn for a while, then
+// space is freed. With appendfsync everysec (which the operator guide
+// allows) Redis then refuses every write (MISCONF) and goes on reading:
+// the writer's commits and its lease's renewals fail, the follower
+// cannot take the lease either.
+func redisDiskFull(t *testing.T) {
+	dir := smallFileSystem(t)
+	e := newEnv(t, envOptions{redis: true, nodes: 2,
+		redisOpts: []redistest.Option{redistest.InDir(dir), redistest.WithArgs("--appendfsync", "everysec")}})
+	e.churn(churnRate)
+	time.Sleep(2 * time.Second)
+	e.fillFor(dir, e.writerNode())
+	e.finish()
+}
+
+// smallFileSystem mounts a 64 MB tmpfs for the rest of the test.
+func smallFileSystem(t *testing.T) string {
 	if os.Geteuid() != 0 {
-		t.Fatal("disk-full mounts a small tmpfs for the store and needs root: run the suite as root")
+		t.Fatal("the disk-full scenarios mount a small tmpfs and need root: run the suite as root")
 	}
 	dir := t.TempDir()
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Fatalf("mount tmpfs on %s: %v: %s", dir, err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
-	e := newEnv(t, envOptions{storeDir: dir})
-	e.churn(churnRate)
-	time.Sleep(2 * time.Second)
+	return dir
+}
+
+// fillFor fills the file system of dir, waits until nd's GET /ready
+// says its commits fail, keeps it full (8 s, a minute in the long form)
+// and frees the space.
+func (e *env) fillFor(dir string, nd *node) {
+	e.t.Helper()
 	filler := filepath.Join(dir, "filler")
 	if err := fill(filler); err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
 	full := time.Duration(repeat(60, 8)) * time.Second
-	t.Logf("store's file system full for %v", full)
+	e.t.Logf("%s full for %v", dir, full)
 	filled := time.Now()
-	e.waitFor(30*time.Second, "GET /ready to say commits fail", func() string {
-		body, err := e.nodes[0].get("/ready")
+	e.waitFor(30*time.Second, "GET /ready of "+nd.name+" to say commits fail", func() string {
+		body, err := nd.get("/ready")
 		if err == nil || !strings.Contains(body, "commits fail") {
 			return fmt.Sprintf("GET /ready: %v %s", err, body)
 		}
@@ -204,9 +238,8 @@ func diskFull(t *testing.T) {
 	})
 	time.Sleep(time.Until(filled.Add(full)))
 	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
+		e.t.Fatal(err)
 	}
-	e.finish()
 }
 
 // fill writes path until the file system has no space left.

@@ -45,15 +45,32 @@ func (t *tracker) work(ctx context.Context, addr netip.AddrPort, zone string) {
 			t.mu.Lock()
 			pz.notified, pz.lastNotify = serial, t.s.opts.Clock()
 			pz.accepted = err == nil
+			refusedInRow := 0
 			if err != nil {
 				pz.notifyFailed++
 			}
+			re := notifyRcodeError{}
+			if errors.As(err, &re) {
+				pz.refusedInRow++
+				refusedInRow = pz.refusedInRow
+			} else {
+				pz.refusedInRow = 0
+			}
 			t.mu.Unlock()
-			if err != nil && ctx.Err() == nil {
+			switch {
+			case err == nil || ctx.Err() != nil:
+			case refusedInRow == 1:
+				// A zone that just joined the catalog is refused until the
+				// secondary has read the catalog again: expected, and the
+				// NOTIFY goes again after NotifyResend if it still lacks
+				// the zone; only a second refusal in a row is worth a line.
+				t.s.log.Debug("NOTIFY refused; sending it again if the secondary does not load the zone",
+					"zone", zone, "peer", addr.String(), "serial", serial, "err", err)
+			default:
 				// A secondary that refuses a zone refuses every serial:
 				// one line a minute per secondary, zone and outcome.
 				outcome := "no answer"
-				if re := (notifyRcodeError{}); errors.As(err, &re) {
+				if refusedInRow > 0 {
 					outcome = dns.RcodeToString[re.rcode]
 				}
 				t.s.warnClient("NOTIFY|"+addr.String()+"|"+zone+"|"+outcome, "NOTIFY failed",

@@ -560,6 +560,59 @@ func TestRefusedNotifyLoggedOnce(t *testing.T) {
 	}
 }
 
+// TestFirstRefusedNotifyQuiet: a secondary that refuses a zone's NOTIFY
+// once (a zone that just joined the catalog, before the secondary read
+// the catalog again) and takes it when sent again is no warning; a
+// second refusal in a row is one.
+func TestFirstRefusedNotifyQuiet(t *testing.T) {
+	f := startFake(t, nil)
+	f.mu.Lock()
+	f.refuse, f.follow = true, false
+	f.mu.Unlock()
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	logs := &logtest.Buffer{}
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	advance := func(d time.Duration) {
+		mu.Lock()
+		now = now.Add(d)
+		mu.Unlock()
+	}
+	opts := fastOptions
+	opts.NotifyResend = time.Minute
+	opts.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	_, s := serveLogged(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, opts, slog.New(slog.NewTextHandler(logs, nil)))
+	zone := func() PeerZone { pz, _, _ := peerZoneOf(s, f.addr, "example.test."); return pz }
+	eventually(t, "the first NOTIFY refused", func() bool { return zone().NotifyFailed == 1 })
+	if got := logs.Lines("NOTIFY failed"); len(got) != 0 {
+		t.Fatalf("a first refusal logged %q, want nothing", got)
+	}
+	f.mu.Lock()
+	f.refuse, f.follow = false, true
+	f.mu.Unlock()
+	advance(time.Minute)
+	serial := uint32(src.Snapshot("example.test.").Serial())
+	eventually(t, "the NOTIFY sent again, taken", func() bool { return zone().NotifySent == 2 && zone().Serial == serial })
+	if got := logs.Lines("NOTIFY failed"); len(got) != 0 {
+		t.Fatalf("a refusal then an accepted NOTIFY logged %q, want nothing", got)
+	}
+
+	f.mu.Lock()
+	f.refuse = true
+	f.mu.Unlock()
+	commitLines(t, src, "example.test.", []string{"b A 192.0.2.2"})
+	eventually(t, "the next serial's NOTIFY refused", func() bool { return zone().NotifyFailed == 2 })
+	if got := logs.Lines("NOTIFY failed"); len(got) != 0 {
+		t.Fatalf("the first refusal after an accepted NOTIFY logged %q, want nothing", got)
+	}
+	advance(time.Minute)
+	eventually(t, "the NOTIFY sent again, refused again", func() bool { return zone().NotifyFailed == 3 })
+	eventually(t, "a line for the second refusal in a row", func() bool { return len(logs.Lines("NOTIFY failed")) == 1 })
+	if got := logs.Lines("NOTIFY failed")[0]; !strings.Contains(got, "level=WARN") || !strings.Contains(got, `err="answered REFUSED"`) {
+		t.Fatalf("line %q, want a warning saying REFUSED", got)
+	}
+}
+
 // TestTransferFromSharedAddress: a transfer from an address where one
 // secondary listens stands in for its NOTIFY and counts for it; where
 // several listen on different ports it cannot be told apart, so it

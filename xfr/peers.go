@@ -52,7 +52,10 @@ type peerZone struct {
 	resendAfter              time.Duration
 	axfr, ixfr               uint64
 	notifySent, notifyFailed uint64
-	stale, running           bool
+	// refusedInRow counts the last NOTIFYs answered with an error rcode,
+	// up to the one answered without.
+	refusedInRow   int
+	stale, running bool
 	// learnt: the secondary is no configured peer of the zone but was
 	// learnt from its transfers. It never holds the journal and is
 	// never reported stale: nobody promised it would keep up.

@@ -39,6 +39,14 @@ type Option func(*config)
 type config struct {
 	args     []string
 	sentinel string // the text of a Sentinel's configuration file
+	dir      string // the data directory, when not a temporary one
+}
+
+// InDir keeps the server's data (its append-only file) in dir instead
+// of a temporary directory: a file system a test fills up, say. The log
+// stays in a temporary directory.
+func InDir(dir string) Option {
+	return func(c *config) { c.dir = dir }
 }
 
 // WithArgs appends redis-server command-line settings, such as
@@ -52,6 +60,7 @@ type Server struct {
 	t    testing.TB
 	bin  string
 	dir  string
+	logs string // the directory of redis.log
 	port int
 	args []string
 	// sentinelConf, when set, runs the process as a Sentinel with this
@@ -81,7 +90,10 @@ func Start(t testing.TB, opts ...Option) *Server {
 	for _, o := range opts {
 		o(&c)
 	}
-	s := &Server{t: t, bin: bin, dir: t.TempDir(), args: c.args}
+	s := &Server{t: t, bin: bin, dir: c.dir, logs: t.TempDir(), args: c.args}
+	if s.dir == "" {
+		s.dir = s.logs
+	}
 	if c.sentinel != "" {
 		s.sentinelConf = filepath.Join(s.dir, "sentinel.conf")
 		if err := os.WriteFile(s.sentinelConf, []byte(c.sentinel), 0o600); err != nil {
@@ -167,7 +179,7 @@ func (s *Server) start() error {
 		"--bind", "127.0.0.1",
 		"--port", strconv.Itoa(s.port),
 		"--dir", s.dir,
-		"--logfile", "redis.log",
+		"--logfile", filepath.Join(s.logs, "redis.log"),
 		"--daemonize", "no",
 	}
 	if s.sentinelConf != "" {
@@ -257,7 +269,7 @@ func ping(addr string, pid int) error {
 
 // logTail returns the end of the server's log for error messages.
 func (s *Server) logTail() string {
-	b, err := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+	b, err := os.ReadFile(filepath.Join(s.logs, "redis.log"))
 	if err != nil {
 		return ""
 	}
