@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -36,6 +37,7 @@ func TestFaults(t *testing.T) {
 	scenario(t, "embedded-kill", embeddedKill)
 	scenario(t, "disk-full", diskFull)
 	scenario(t, "redis-disk-full", redisDiskFull)
+	scenario(t, "redis-disk-full-always", redisDiskFullAlways)
 }
 
 // redisKill: the redis-server under one cnsd is SIGKILLed and comes back
@@ -202,6 +204,52 @@ func redisDiskFull(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	e.fillFor(dir, e.writerNode())
 	e.finish()
+}
+
+// redisDiskFullAlways: redisDiskFull with appendfsync always, where
+// redis-server exits when it cannot write its append-only file, before
+// answering the write it could not keep. A supervisor starts it again
+// (as systemd's Restart= would) whenever it is down; while the disk is
+// full it exits again at its first write.
+func redisDiskFullAlways(t *testing.T) {
+	dir := smallFileSystem(t)
+	e := newEnv(t, envOptions{redis: true, nodes: 2, redisOpts: []redistest.Option{redistest.InDir(dir)}})
+	e.superviseRedis()
+	e.churn(churnRate)
+	time.Sleep(2 * time.Second)
+	e.fillFor(dir, e.writerNode())
+	e.finish()
+}
+
+// superviseRedis starts the redis-server again whenever it is found down
+// (every 200 ms) until the test ends, and logs how often it did.
+func (e *env) superviseRedis() {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	restarts := 0
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if !e.redis.Running() {
+				restarts++
+				if err := e.redis.TryRestart(); err != nil {
+					e.t.Logf("supervisor: redis-server does not start again: %v", err)
+				}
+			}
+		}
+	}()
+	e.t.Cleanup(func() {
+		cancel()
+		<-done
+		e.t.Logf("supervisor: redis-server started again %d times", restarts)
+	})
 }
 
 // smallFileSystem mounts a 64 MB tmpfs for the rest of the test.

@@ -45,32 +45,33 @@ func (t *tracker) work(ctx context.Context, addr netip.AddrPort, zone string) {
 			t.mu.Lock()
 			pz.notified, pz.lastNotify = serial, t.s.opts.Clock()
 			pz.accepted = err == nil
-			refusedInRow := 0
 			if err != nil {
 				pz.notifyFailed++
 			}
 			re := notifyRcodeError{}
-			if errors.As(err, &re) {
-				pz.refusedInRow++
-				refusedInRow = pz.refusedInRow
-			} else {
-				pz.refusedInRow = 0
+			refused := errors.As(err, &re)
+			if !refused {
+				pz.refusedSince = time.Time{}
+			} else if pz.refusedSince.IsZero() {
+				pz.refusedSince = pz.lastNotify
 			}
+			refusedFor := pz.lastNotify.Sub(pz.refusedSince)
 			t.mu.Unlock()
 			switch {
 			case err == nil || ctx.Err() != nil:
-			case refusedInRow == 1:
+			case refused && refusedFor < refusedQuietly:
 				// A zone that just joined the catalog is refused until the
-				// secondary has read the catalog again: expected, and the
-				// NOTIFY goes again after NotifyResend if it still lacks
-				// the zone; only a second refusal in a row is worth a line.
+				// secondary has read the catalog again and loaded it,
+				// which it then does unasked: expected for a while. The
+				// NOTIFY goes again after NotifyResend while it lacks
+				// the serial.
 				t.s.log.Debug("NOTIFY refused; sending it again if the secondary does not load the zone",
 					"zone", zone, "peer", addr.String(), "serial", serial, "err", err)
 			default:
 				// A secondary that refuses a zone refuses every serial:
 				// one line a minute per secondary, zone and outcome.
 				outcome := "no answer"
-				if refusedInRow > 0 {
+				if refused {
 					outcome = dns.RcodeToString[re.rcode]
 				}
 				t.s.warnClient("NOTIFY|"+addr.String()+"|"+zone+"|"+outcome, "NOTIFY failed",
@@ -141,6 +142,12 @@ func (t *tracker) notify(ctx context.Context, addr netip.AddrPort, zone string, 
 	}
 	return err
 }
+
+// refusedQuietly is how long a secondary may answer a zone's NOTIFYs with
+// an error rcode, from the first after one it took (or the zone's first),
+// before that is a warning: long enough for a secondary to read a catalog
+// zone that just gained the zone and to load it.
+const refusedQuietly = 30 * time.Second
 
 // notifyRcodeError is a NOTIFY the secondary answered with an error.
 type notifyRcodeError struct{ rcode int }

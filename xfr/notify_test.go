@@ -533,7 +533,7 @@ func TestNotifyResentWhileBehind(t *testing.T) {
 
 // TestRefusedNotifyLoggedOnce: a secondary that refuses NOTIFY for a zone
 // refuses every serial; each refusal counts as a failure, but the log
-// says so once a minute.
+// says so (once refusedQuietly has passed) once a minute.
 func TestRefusedNotifyLoggedOnce(t *testing.T) {
 	f := startFake(t, nil)
 	f.mu.Lock()
@@ -542,14 +542,18 @@ func TestRefusedNotifyLoggedOnce(t *testing.T) {
 	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
 	logs := &logtest.Buffer{}
 	opts := fastOptions
+	var mu sync.Mutex
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	opts.Clock = func() time.Time { return now }
+	opts.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	_, s := serveLogged(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, opts, slog.New(slog.NewTextHandler(logs, nil)))
 	failed := func() uint64 {
 		pz, _, _ := peerZoneOf(s, f.addr, "example.test.")
 		return pz.NotifyFailed
 	}
 	eventually(t, "the first NOTIFY refused", func() bool { return failed() == 1 })
+	mu.Lock()
+	now = now.Add(refusedQuietly)
+	mu.Unlock()
 	for i := range 5 {
 		commitLines(t, src, "example.test.", []string{fmt.Sprintf("b A 192.0.2.%d", i+2)})
 		eventually(t, "the NOTIFY of the new serial refused", func() bool { return failed() == uint64(i+2) })
@@ -560,10 +564,10 @@ func TestRefusedNotifyLoggedOnce(t *testing.T) {
 	}
 }
 
-// TestFirstRefusedNotifyQuiet: a secondary that refuses a zone's NOTIFY
-// once (a zone that just joined the catalog, before the secondary read
-// the catalog again) and takes it when sent again is no warning; a
-// second refusal in a row is one.
+// TestFirstRefusedNotifyQuiet: a secondary that refuses a zone's NOTIFYs
+// for a while (a zone that just joined the catalog, before the secondary
+// read the catalog again) and then takes them is no warning; refusals
+// for longer than refusedQuietly are.
 func TestFirstRefusedNotifyQuiet(t *testing.T) {
 	f := startFake(t, nil)
 	f.mu.Lock()
@@ -583,31 +587,36 @@ func TestFirstRefusedNotifyQuiet(t *testing.T) {
 	opts.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	_, s := serveLogged(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, opts, slog.New(slog.NewTextHandler(logs, nil)))
 	zone := func() PeerZone { pz, _, _ := peerZoneOf(s, f.addr, "example.test."); return pz }
-	eventually(t, "the first NOTIFY refused", func() bool { return zone().NotifyFailed == 1 })
-	if got := logs.Lines("NOTIFY failed"); len(got) != 0 {
-		t.Fatalf("a first refusal logged %q, want nothing", got)
+	quiet := func(what string) {
+		t.Helper()
+		if got := logs.Lines("NOTIFY failed"); len(got) != 0 {
+			t.Fatalf("%s logged %q, want nothing", what, got)
+		}
 	}
+	eventually(t, "the first NOTIFY refused", func() bool { return zone().NotifyFailed == 1 })
+	quiet("a first refusal")
+	advance(refusedQuietly - time.Second)
+	commitLines(t, src, "example.test.", []string{"b A 192.0.2.2"})
+	eventually(t, "the next serial's NOTIFY refused", func() bool { return zone().NotifyFailed == 2 })
+	quiet("a refusal within refusedQuietly of the first")
 	f.mu.Lock()
 	f.refuse, f.follow = false, true
 	f.mu.Unlock()
 	advance(time.Minute)
 	serial := uint32(src.Snapshot("example.test.").Serial())
-	eventually(t, "the NOTIFY sent again, taken", func() bool { return zone().NotifySent == 2 && zone().Serial == serial })
-	if got := logs.Lines("NOTIFY failed"); len(got) != 0 {
-		t.Fatalf("a refusal then an accepted NOTIFY logged %q, want nothing", got)
-	}
+	eventually(t, "the NOTIFY sent again, taken", func() bool { return zone().Serial == serial })
+	quiet("refusals then an accepted NOTIFY")
 
 	f.mu.Lock()
 	f.refuse = true
 	f.mu.Unlock()
-	commitLines(t, src, "example.test.", []string{"b A 192.0.2.2"})
-	eventually(t, "the next serial's NOTIFY refused", func() bool { return zone().NotifyFailed == 2 })
-	if got := logs.Lines("NOTIFY failed"); len(got) != 0 {
-		t.Fatalf("the first refusal after an accepted NOTIFY logged %q, want nothing", got)
-	}
-	advance(time.Minute)
-	eventually(t, "the NOTIFY sent again, refused again", func() bool { return zone().NotifyFailed == 3 })
-	eventually(t, "a line for the second refusal in a row", func() bool { return len(logs.Lines("NOTIFY failed")) == 1 })
+	commitLines(t, src, "example.test.", []string{"c A 192.0.2.3"})
+	eventually(t, "the next serial's NOTIFY refused", func() bool { return zone().NotifyFailed == 3 })
+	quiet("the first refusal after an accepted NOTIFY")
+	advance(refusedQuietly)
+	commitLines(t, src, "example.test.", []string{"d A 192.0.2.4"})
+	eventually(t, "the next serial's NOTIFY refused", func() bool { return zone().NotifyFailed == 4 })
+	eventually(t, "a line for refusals over refusedQuietly", func() bool { return len(logs.Lines("NOTIFY failed")) == 1 })
 	if got := logs.Lines("NOTIFY failed")[0]; !strings.Contains(got, "level=WARN") || !strings.Contains(got, `err="answered REFUSED"`) {
 		t.Fatalf("line %q, want a warning saying REFUSED", got)
 	}

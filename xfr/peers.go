@@ -52,9 +52,10 @@ type peerZone struct {
 	resendAfter              time.Duration
 	axfr, ixfr               uint64
 	notifySent, notifyFailed uint64
-	// refusedInRow counts the last NOTIFYs answered with an error rcode,
-	// up to the one answered without.
-	refusedInRow   int
+	// refusedSince is when the NOTIFYs answered with an error rcode
+	// since the last one answered otherwise began; zero when the last
+	// was not refused.
+	refusedSince   time.Time
 	stale, running bool
 	// learnt: the secondary is no configured peer of the zone but was
 	// learnt from its transfers. It never holds the journal and is

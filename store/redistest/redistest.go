@@ -172,6 +172,32 @@ func (s *Server) Restart() {
 	}
 }
 
+// Running says whether the server's process runs: it has been started
+// and neither killed nor exited on its own (as redis-server does when it
+// cannot write its append-only file with appendfsync always).
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	p := s.proc
+	s.mu.Unlock()
+	if p == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// TryRestart is Restart for a test's supervising goroutine: it returns
+// the error instead of failing the test (a server that cannot start now,
+// on a full disk say, may start later).
+func (s *Server) TryRestart() error {
+	s.Kill()
+	return s.start()
+}
+
 func (s *Server) stop() { s.Kill() }
 
 func (s *Server) start() error {
