@@ -67,20 +67,24 @@ type env struct {
 	redis    *redistest.Server // nil with the embedded store or Sentinel
 	sentinel *redistest.SentinelSet
 	storeDir string // the embedded store's directory
-	bind     *secondarytest.Secondary
-	nodes    []*node
-	watch    *serialWatch
+	// acceptNoAOF: the nodes are told to write to a Redis without an
+	// append-only file.
+	acceptNoAOF bool
+	bind        *secondarytest.Secondary
+	nodes       []*node
+	watch       *serialWatch
 
 	churnStop context.CancelFunc
 	churnDone chan struct{}
 }
 
 type envOptions struct {
-	redis     bool               // the nodes share a redis-server; else each has the embedded store
-	redisOpts []redistest.Option // how that redis-server runs
-	sentinel  bool               // the nodes share a master, a replica and three Sentinels
-	nodes     int                // cnsd processes (1 unless several share Redis)
-	storeDir  string             // the embedded store's directory; a temporary one if empty
+	redis       bool               // the nodes share a redis-server; else each has the embedded store
+	redisOpts   []redistest.Option // how that redis-server runs
+	acceptNoAOF bool               // the nodes write to a Redis without an append-only file
+	sentinel    bool               // the nodes share a master, a replica and three Sentinels
+	nodes       int                // cnsd processes (1 unless several share Redis)
+	storeDir    string             // the embedded store's directory; a temporary one if empty
 }
 
 // scenario runs f as a subtest counted in the closing line.
@@ -101,7 +105,7 @@ func scenario(t *testing.T, name string, f func(t *testing.T)) {
 // waits until the first node serves the cloud and BIND has its zones.
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
-	e := &env{t: t, storeDir: o.storeDir}
+	e := &env{t: t, storeDir: o.storeDir, acceptNoAOF: o.acceptNoAOF}
 	e.cloud = mockcloud.New(mockcloud.Generate(mockcloud.GenOptions{VMs: 60, Accounts: 5, Servers: 4, Seed: 7}), nil)
 	srv := httptest.NewServer(e.cloud.Handler())
 	t.Cleanup(srv.Close)
@@ -164,6 +168,8 @@ func (e *env) storeJSON(i int) string {
 	switch {
 	case e.sentinel != nil:
 		return fmt.Sprintf(`{"redis": %q}`, e.sentinel.URL())
+	case e.redis != nil && e.acceptNoAOF:
+		return fmt.Sprintf(`{"redis": %q, "redis_accept_no_aof": true}`, e.redis.URL())
 	case e.redis != nil:
 		return fmt.Sprintf(`{"redis": %q}`, e.redis.URL())
 	}

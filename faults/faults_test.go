@@ -30,6 +30,7 @@ const churnRate = 20
 // TestFaults runs every scenario; docs/faults.md says what each checks.
 func TestFaults(t *testing.T) {
 	scenario(t, "redis-kill", redisKill)
+	scenario(t, "redis-data-lost", redisDataLost)
 	scenario(t, "sentinel-failover", sentinelFailover)
 	scenario(t, "writer-kill", writerKill)
 	scenario(t, "changefeed-cut", changefeedCut)
@@ -51,6 +52,27 @@ func redisKill(t *testing.T) {
 		t.Logf("kill %d: redis-server down for 7 s", i+1)
 		e.redis.Kill()
 		time.Sleep(7 * time.Second)
+		e.redis.Restart()
+	}
+	time.Sleep(3 * time.Second)
+	e.finish()
+}
+
+// redisDataLost: two cnsd on a redis-server that keeps nothing on disk
+// (appendonly no, no snapshots; the nodes are told to accept that), which
+// is SIGKILLed under churn and comes back empty: every zone, serial,
+// journal and the lease with its epoch counter are gone. The writer must
+// write back what it published, at serials above them, and no two nodes
+// may write with one epoch.
+func redisDataLost(t *testing.T) {
+	e := newEnv(t, envOptions{redis: true, nodes: 2, acceptNoAOF: true,
+		redisOpts: []redistest.Option{redistest.WithArgs("--appendonly", "no", "--save", "")}})
+	e.churn(churnRate)
+	for i := range repeat(5, 1) {
+		time.Sleep(3 * time.Second)
+		t.Logf("loss %d: redis-server killed and started again empty after 2 s", i+1)
+		e.redis.Kill()
+		time.Sleep(2 * time.Second)
 		e.redis.Restart()
 	}
 	time.Sleep(3 * time.Second)

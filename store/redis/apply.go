@@ -18,6 +18,8 @@ const (
 	redisConflict = 1
 	redisFenced   = 2
 	redisBadType  = 3
+	// redisLeaseOthers: the fence found the lease held by another process.
+	redisLeaseOthers = 4
 )
 
 // redisApplyScript writes one zone change atomically.
@@ -109,15 +111,25 @@ return {0}
 // redisFenceScript checks an epoch against the global counter before any
 // zone is written, and raises the counter to it, so a writer whose lease
 // was taken over is refused even in zones the new holder has not written
-// yet, and Acquire never hands out an epoch already used.
+// yet, and Acquire never hands out an epoch already used. It also refuses
+// a writer whose lease another process holds, whatever their epochs: a
+// Redis that lost its data (no persistence, a replica promoted without
+// it) lost the counter too, and the next Acquire may hand out the
+// writer's own epoch again. A lease nobody holds is no refusal: the
+// writer's Keep takes it back (redisRenewScript).
 //
-// KEYS: {cnsd}:epoch. ARGV: epoch. Returns {2, counter} when the counter
-// is higher, else {0}.
+// KEYS: {cnsd}:epoch, {cnsd}:lease. ARGV: epoch, the lease value
+// "<id> <epoch>" of this writer. Returns {2, counter} when the counter is
+// higher, {4, 0} when another holds the lease, else {0}.
 var redisFenceScript = goredis.NewScript(`
 local cur = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
 local e = tonumber(ARGV[1])
 if cur > e then
   return {2, tostring(cur)}
+end
+local holder = redis.call('GET', KEYS[2])
+if holder and holder ~= ARGV[2] then
+  return {4, 0}
 end
 if e > cur then
   redis.call('SET', KEYS[1], ARGV[1])
@@ -148,12 +160,15 @@ func (r *Backend) Apply(ctx context.Context, epoch uint64, changes []store.ZoneC
 }
 
 func (r *Backend) apply(ctx context.Context, epoch uint64, changes []store.ZoneChange) error {
-	res, err := redisFenceScript.Run(ctx, r.c, []string{redisEpochKey}, epoch).Int64Slice()
+	res, err := redisFenceScript.Run(ctx, r.c, []string{redisEpochKey, redisLeaseKey}, epoch, r.leaseValue(epoch)).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("store: redis check epoch %d: %w", epoch, err)
 	}
-	if res[0] == redisFenced {
+	switch res[0] {
+	case redisFenced:
 		return fmt.Errorf("store: epoch %d, lease counter at %d: %w", epoch, res[1], store.ErrFenced)
+	case redisLeaseOthers:
+		return fmt.Errorf("store: epoch %d: the writer lease is another process's: %w", epoch, store.ErrFenced)
 	}
 	if err := r.listNewZones(ctx, changes); err != nil {
 		return err

@@ -12,12 +12,16 @@ import (
 
 // redisAcquireScript takes the lease if nobody holds it: the epoch comes
 // from INCR only when the lease is free, so waiting never burns epochs.
-// KEYS: {cnsd}:lease, {cnsd}:epoch (one slot). ARGV: holder id, TTL in ms.
-// Returns {new epoch}, or {0, ms the lease has left} when it is held by
+// KEYS: {cnsd}:lease, {cnsd}:epoch (one slot). ARGV: holder id, TTL in ms,
+// the highest epoch the caller has seen held. Returns {new epoch}, or
+// {0, ms the lease has left, the holder's epoch} when it is held by
 // another, so that the caller tries again the moment it expires. When
 // the holder is this id already — an earlier run whose reply was lost —
 // it returns that epoch and extends the lease, instead of making the
-// process wait for its own lease to expire.
+// process wait for its own lease to expire. A new epoch is above the
+// one the caller saw, also when Redis lost the counter meanwhile (it
+// came back without its data): the writer it saw is then fenced by the
+// epoch, not only by the lease.
 var redisAcquireScript = goredis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur then
@@ -26,9 +30,14 @@ if cur then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     return {tonumber(epoch)}
   end
-  return {0, redis.call('PTTL', KEYS[1])}
+  return {0, redis.call('PTTL', KEYS[1]), tonumber(epoch) or 0}
 end
 local epoch = redis.call('INCR', KEYS[2])
+local seen = tonumber(ARGV[3]) or 0
+if epoch <= seen then
+  epoch = seen + 1
+  redis.call('SET', KEYS[2], epoch)
+end
 redis.call('SET', KEYS[1], string.format('%s %d', ARGV[1], epoch), 'PX', ARGV[2])
 return {epoch}
 `)
@@ -85,7 +94,10 @@ func (r *Backend) Acquire(ctx context.Context) (uint64, error) {
 	var last error
 	for {
 		wait := r.opts.LeaseTTL / 3
-		res, err := redisAcquireScript.Run(ctx, r.c, []string{redisLeaseKey, redisEpochKey}, r.opts.ID, ttl).Int64Slice()
+		res, err := redisAcquireScript.Run(ctx, r.c, []string{redisLeaseKey, redisEpochKey}, r.opts.ID, ttl, r.seenEpoch.Load()).Int64Slice()
+		if err == nil && len(res) > 2 && res[2] > 0 && uint64(res[2]) > r.seenEpoch.Load() {
+			r.seenEpoch.Store(uint64(res[2]))
+		}
 		switch {
 		case err != nil:
 			last = err

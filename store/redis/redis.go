@@ -73,6 +73,9 @@ type Backend struct {
 	url  string // redacted, for errors
 	dur  durability
 	held atomic.Int64 // Apply calls no replica acknowledged (CommitsHeld)
+	// seenEpoch is the highest epoch Acquire found another process
+	// holding the lease with (redisAcquireScript).
+	seenEpoch atomic.Uint64
 }
 
 // Open connects to the Redis named by url and checks it answers.
