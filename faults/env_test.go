@@ -63,6 +63,7 @@ type env struct {
 	t        *testing.T
 	cloud    *mockcloud.Cloud
 	cloudURL string
+	flaky    *flakyCloud // the cloud's API as cnsd reaches it
 	ldap     *ufdstest.Server
 	redis    *redistest.Server // nil with the embedded store or Sentinel
 	sentinel *redistest.SentinelSet
@@ -107,7 +108,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
 	e := &env{t: t, storeDir: o.storeDir, acceptNoAOF: o.acceptNoAOF}
 	e.cloud = mockcloud.New(mockcloud.Generate(mockcloud.GenOptions{VMs: 60, Accounts: 5, Servers: 4, Seed: 7}), nil)
-	srv := httptest.NewServer(e.cloud.Handler())
+	e.flaky = &flakyCloud{next: e.cloud.Handler()}
+	srv := httptest.NewServer(e.flaky)
 	t.Cleanup(srv.Close)
 	e.cloudURL = srv.URL
 	e.ldap = ufdstest.Start(t, e.cloud)

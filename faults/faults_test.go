@@ -34,6 +34,7 @@ func TestFaults(t *testing.T) {
 	scenario(t, "sentinel-failover", sentinelFailover)
 	scenario(t, "writer-kill", writerKill)
 	scenario(t, "changefeed-cut", changefeedCut)
+	scenario(t, "cloud-errors", cloudErrors)
 	scenario(t, "secondary-down", secondaryDown)
 	scenario(t, "embedded-kill", embeddedKill)
 	scenario(t, "disk-full", diskFull)
@@ -163,6 +164,31 @@ func changefeedCut(t *testing.T) {
 }
 
 // secondaryDown: BIND is down for a while under churn and catches up when
+
+// cloudErrors: for a while, under churn, 30 % of the requests cnsd makes
+// to the cloud's HTTP APIs (VMAPI's listing pages and VMs, CNAPI, NAPI)
+// fail, half answered 503 and half cut off half-way through the body,
+// and the changefeed is cut every 1–2 s so that cnsd lists again and
+// again through the faults. A listing must be taken whole or not at all:
+// one taken short would drop the VMs it missed.
+func cloudErrors(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.churn(churnRate)
+	time.Sleep(2 * time.Second)
+	e.flaky.permille.Store(300)
+	end := time.Now().Add(time.Duration(repeat(60, 8)) * time.Second)
+	for time.Now().Before(end) {
+		e.cloud.DisconnectAll()
+		time.Sleep(time.Second + rand.N(time.Second))
+	}
+	e.flaky.permille.Store(0)
+	t.Logf("cloud requests answered 503: %d, cut off: %d", e.flaky.refused.Load(), e.flaky.cut.Load())
+	if e.flaky.refused.Load() == 0 || e.flaky.cut.Load() == 0 {
+		t.Error("no request failed in some way: the scenario tested nothing")
+	}
+	e.finish()
+}
+
 // it is back.
 func secondaryDown(t *testing.T) {
 	e := newEnv(t, envOptions{})

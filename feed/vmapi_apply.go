@@ -7,10 +7,12 @@ import (
 	"time"
 )
 
-// vmFetchAttempts bounds the tries of one GET /vms/{uuid} that fails with
-// a transport error or a 5xx; after that the change is skipped (the next
-// change of the VM, or the next listing, brings it back).
-const vmFetchAttempts = 4
+// A GET /vms/{uuid} that fails with a transport error, a body cut short
+// or a 5xx is tried again after a back-off (MinBackoff doubling up to
+// MaxBackoff) for as long as it fails: a change dropped after a few tries
+// would leave the VM's records stale until its next change or listing,
+// which may be days. Its failures are logged at the first try and then
+// at tries 2, 4, 8, …: one line a few minutes per VM while VMAPI is down.
 
 // changeWorker fetches queued VMs and hands them to the sink. A failed
 // fetch is queued again after a back-off rather than waited for, so that
@@ -60,7 +62,8 @@ func (w *changeWorker) apply(ctx context.Context, uuid string) {
 	if err != nil && ctx.Err() != nil {
 		return
 	}
-	if err != nil && vmapiRetryable(err) && w.retry(ctx, uuid, err) {
+	if err != nil && vmapiRetryable(err) {
+		w.retry(ctx, uuid, err)
 		return
 	}
 	w.mu.Lock()
@@ -80,22 +83,18 @@ func (w *changeWorker) apply(ctx context.Context, uuid string) {
 	}
 }
 
-// retry queues uuid again after a back-off, unless it has failed too
-// often; it reports whether it did.
-func (w *changeWorker) retry(ctx context.Context, uuid string, err error) bool {
+// retry queues uuid again after a back-off.
+func (w *changeWorker) retry(ctx context.Context, uuid string, err error) {
 	w.mu.Lock()
 	n := w.tries[uuid]
-	if n >= vmFetchAttempts-1 {
-		w.mu.Unlock()
-		return false
-	}
 	w.tries[uuid] = n + 1
 	w.mu.Unlock()
-	w.v.log.Warn("vm fetch failed; trying again", "vm", uuid, "attempt", n+1, "err", err)
+	if try := n + 1; try&(try-1) == 0 {
+		w.v.log.Warn("vm fetch failed; trying again", "vm", uuid, "attempt", try, "err", err)
+	}
 	time.AfterFunc(w.v.backoff(n), func() {
 		if ctx.Err() == nil {
 			w.q.push(uuid)
 		}
 	})
-	return true
 }

@@ -40,8 +40,17 @@ func vmapiRetryable(err error) bool {
 		return se.status >= 500
 	}
 	var ue *url.Error
-	return errors.As(err, &ue) && !errors.Is(err, context.Canceled)
+	var re *vmapiReadError
+	return (errors.As(err, &ue) || errors.As(err, &re)) && !errors.Is(err, context.Canceled)
 }
+
+// vmapiReadError is an answer whose body could not be read whole (the
+// connection dropped, the time ran out): as retryable as one that never
+// came.
+type vmapiReadError struct{ err error }
+
+func (e *vmapiReadError) Error() string { return "read body: " + e.err.Error() }
+func (e *vmapiReadError) Unwrap() error { return e.err }
 
 // get fetches path?query from VMAPI and returns the body of a 2xx or 3xx
 // answer.
@@ -67,7 +76,7 @@ func (v *VMAPI) get(ctx context.Context, path string, query url.Values) ([]byte,
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, vmapiMaxBody))
 	if err != nil {
-		return nil, fmt.Errorf("get %s: read body: %w", path, err)
+		return nil, fmt.Errorf("get %s: %w", path, &vmapiReadError{err})
 	}
 	return body, nil
 }

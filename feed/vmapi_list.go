@@ -149,7 +149,7 @@ func (v *VMAPI) getPage(ctx context.Context, q url.Values, page int, buf []byte)
 	case errors.Is(err, errNotArray):
 		return nil, "", nil, fmt.Errorf("page %d %w", page, errNotArray)
 	case err != nil:
-		return nil, "", nil, fmt.Errorf("get /vms: read body: %w", err)
+		return nil, "", nil, fmt.Errorf("get /vms: %w", &vmapiReadError{err})
 	}
 	return items, least, body, nil
 }
