@@ -35,6 +35,7 @@ func TestFaults(t *testing.T) {
 	scenario(t, "writer-kill", writerKill)
 	scenario(t, "changefeed-cut", changefeedCut)
 	scenario(t, "cloud-errors", cloudErrors)
+	scenario(t, "ufds-down", ufdsDown)
 	scenario(t, "secondary-down", secondaryDown)
 	scenario(t, "embedded-kill", embeddedKill)
 	scenario(t, "disk-full", diskFull)
@@ -164,6 +165,25 @@ func changefeedCut(t *testing.T) {
 }
 
 // secondaryDown: BIND is down for a while under churn and catches up when
+
+// ufdsDown: UFDS (slapd) is stopped under churn, while accounts keep
+// changing in the cloud, and started again on its files: cnsd must keep
+// its accounts, follow the changelog again from where it was, and name
+// the new VMs of accounts it could not look up once UFDS is back.
+func ufdsDown(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	e.churn(churnRate)
+	for i := range repeat(3, 1) {
+		time.Sleep(3 * time.Second)
+		down := time.Duration(repeat(10, 5)) * time.Second
+		t.Logf("stop %d: slapd down for %v", i+1, down)
+		e.ldap.Stop()
+		time.Sleep(down)
+		e.ldap.Restart()
+	}
+	time.Sleep(3 * time.Second)
+	e.finish()
+}
 
 // cloudErrors: for a while, under churn, 30 % of the requests cnsd makes
 // to the cloud's HTTP APIs (VMAPI's listing pages and VMs, CNAPI, NAPI)
