@@ -31,6 +31,7 @@ const churnRate = 20
 func TestFaults(t *testing.T) {
 	scenario(t, "redis-kill", redisKill)
 	scenario(t, "redis-data-lost", redisDataLost)
+	scenario(t, "redis-hang", redisHang)
 	scenario(t, "sentinel-failover", sentinelFailover)
 	scenario(t, "writer-kill", writerKill)
 	scenario(t, "changefeed-cut", changefeedCut)
@@ -76,6 +77,24 @@ func redisDataLost(t *testing.T) {
 		e.redis.Kill()
 		time.Sleep(2 * time.Second)
 		e.redis.Restart()
+	}
+	time.Sleep(3 * time.Second)
+	e.finish()
+}
+
+// redisHang: the redis-server two cnsd share stops answering (SIGSTOP:
+// connections stay open, nothing comes back, as with a hung server or a
+// partition that drops packets) under churn, longer than the writer
+// lease's TTL, then goes on (SIGCONT). No cnsd may wait on it for ever.
+func redisHang(t *testing.T) {
+	e := newEnv(t, envOptions{redis: true, nodes: 2})
+	e.churn(churnRate)
+	for i := range repeat(3, 1) {
+		time.Sleep(3 * time.Second)
+		t.Logf("hang %d: redis-server stopped for 8 s", i+1)
+		e.redis.Pause()
+		time.Sleep(8 * time.Second)
+		e.redis.Resume()
 	}
 	time.Sleep(3 * time.Second)
 	e.finish()
