@@ -50,12 +50,19 @@ func TestFaults(t *testing.T) {
 func redisKill(t *testing.T) {
 	e := newEnv(t, envOptions{redis: true})
 	e.churn(churnRate)
-	for i := range repeat(5, 1) {
+	e.faultLoop(5, "redis-server killed", 7*time.Second, e.redis.Kill, e.redis.Restart)
+}
+
+// faultLoop, under the churn already started, waits 3 s, logs what,
+// starts the fault, lets it last for down and ends it, repeat(n, 1)
+// times; then waits 3 s more and runs the checks of the scenario's end.
+func (e *env) faultLoop(n int, what string, down time.Duration, start, end func()) {
+	for i := range repeat(n, 1) {
 		time.Sleep(3 * time.Second)
-		t.Logf("kill %d: redis-server down for 7 s", i+1)
-		e.redis.Kill()
-		time.Sleep(7 * time.Second)
-		e.redis.Restart()
+		e.t.Logf("%s (%d) for %v", what, i+1, down)
+		start()
+		time.Sleep(down)
+		end()
 	}
 	time.Sleep(3 * time.Second)
 	e.finish()
@@ -71,15 +78,7 @@ func redisDataLost(t *testing.T) {
 	e := newEnv(t, envOptions{redis: true, nodes: 2, acceptNoAOF: true,
 		redisOpts: []redistest.Option{redistest.WithArgs("--appendonly", "no", "--save", "")}})
 	e.churn(churnRate)
-	for i := range repeat(5, 1) {
-		time.Sleep(3 * time.Second)
-		t.Logf("loss %d: redis-server killed and started again empty after 2 s", i+1)
-		e.redis.Kill()
-		time.Sleep(2 * time.Second)
-		e.redis.Restart()
-	}
-	time.Sleep(3 * time.Second)
-	e.finish()
+	e.faultLoop(5, "redis-server killed, to start empty", 2*time.Second, e.redis.Kill, e.redis.Restart)
 }
 
 // redisHang: the redis-server two cnsd share stops answering (SIGSTOP:
@@ -89,15 +88,7 @@ func redisDataLost(t *testing.T) {
 func redisHang(t *testing.T) {
 	e := newEnv(t, envOptions{redis: true, nodes: 2})
 	e.churn(churnRate)
-	for i := range repeat(3, 1) {
-		time.Sleep(3 * time.Second)
-		t.Logf("hang %d: redis-server stopped for 8 s", i+1)
-		e.redis.Pause()
-		time.Sleep(8 * time.Second)
-		e.redis.Resume()
-	}
-	time.Sleep(3 * time.Second)
-	e.finish()
+	e.faultLoop(3, "redis-server stopped", 8*time.Second, e.redis.Pause, e.redis.Resume)
 }
 
 // sentinelFailover: two cnsd on a Sentinel-managed master with one
@@ -192,16 +183,7 @@ func changefeedCut(t *testing.T) {
 func ufdsDown(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	e.churn(churnRate)
-	for i := range repeat(3, 1) {
-		time.Sleep(3 * time.Second)
-		down := time.Duration(repeat(10, 5)) * time.Second
-		t.Logf("stop %d: slapd down for %v", i+1, down)
-		e.ldap.Stop()
-		time.Sleep(down)
-		e.ldap.Restart()
-	}
-	time.Sleep(3 * time.Second)
-	e.finish()
+	e.faultLoop(3, "slapd stopped", time.Duration(repeat(10, 5))*time.Second, e.ldap.Stop, e.ldap.Restart)
 }
 
 // cloudErrors: for a while, under churn, 30 % of the requests cnsd makes

@@ -3,7 +3,6 @@ package xfr
 import (
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,10 +15,8 @@ import (
 // transfer it may not have gets one log line a minute per zone, the next
 // one counting the repeats; every request is still answered REFUSED.
 func TestRefusedTransfersLoggedOnce(t *testing.T) {
-	var mu sync.Mutex
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+	hand := newHandClock()
+	clock, advance := hand.Now, hand.advance
 	logs := &logtest.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	zones := map[string][]string{"example.test.": {"a A 192.0.2.1"}, "empty.test.": {"b A 192.0.2.2"}}

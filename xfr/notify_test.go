@@ -121,6 +121,20 @@ func (f *fakeSecondary) seen() []uint32 {
 	return append([]uint32(nil), f.notifies...)
 }
 
+// handClock is a clock a test moves by hand, for Options.Clock.
+type handClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newHandClock() *handClock {
+	return &handClock{now: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *handClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *handClock) advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
+
 // eventually waits until cond holds, failing the test after a while.
 func eventually(t *testing.T, what string, cond func() bool, state ...func() string) {
 	t.Helper()
@@ -471,16 +485,11 @@ func TestNotifyResentWhileBehind(t *testing.T) {
 	f.follow, f.serial = false, 1 // answers NOTIFY, keeps serving serial 1
 	f.mu.Unlock()
 	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
-	var mu sync.Mutex
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	advance := func(d time.Duration) {
-		mu.Lock()
-		now = now.Add(d)
-		mu.Unlock()
-	}
+	clock := newHandClock()
+	advance := clock.advance
 	opts := fastOptions
 	opts.NotifyResend = time.Minute
-	opts.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	opts.Clock = clock.Now
 	_, s := serve(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, opts)
 	serial := uint32(src.Snapshot("example.test.").Serial())
 	polls := func() int { f.mu.Lock(); defer f.mu.Unlock(); return f.polls }
@@ -542,18 +551,15 @@ func TestRefusedNotifyLoggedOnce(t *testing.T) {
 	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
 	logs := &logtest.Buffer{}
 	opts := fastOptions
-	var mu sync.Mutex
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	opts.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	clock := newHandClock()
+	opts.Clock = clock.Now
 	_, s := serveLogged(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, opts, slog.New(slog.NewTextHandler(logs, nil)))
 	failed := func() uint64 {
 		pz, _, _ := peerZoneOf(s, f.addr, "example.test.")
 		return pz.NotifyFailed
 	}
 	eventually(t, "the first NOTIFY refused", func() bool { return failed() == 1 })
-	mu.Lock()
-	now = now.Add(refusedQuietly)
-	mu.Unlock()
+	clock.advance(refusedQuietly)
 	for i := range 5 {
 		commitLines(t, src, "example.test.", []string{fmt.Sprintf("b A 192.0.2.%d", i+2)})
 		eventually(t, "the NOTIFY of the new serial refused", func() bool { return failed() == uint64(i+2) })
@@ -575,16 +581,11 @@ func TestFirstRefusedNotifyQuiet(t *testing.T) {
 	f.mu.Unlock()
 	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
 	logs := &logtest.Buffer{}
-	var mu sync.Mutex
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	advance := func(d time.Duration) {
-		mu.Lock()
-		now = now.Add(d)
-		mu.Unlock()
-	}
+	clock := newHandClock()
+	advance := clock.advance
 	opts := fastOptions
 	opts.NotifyResend = time.Minute
-	opts.Clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	opts.Clock = clock.Now
 	_, s := serveLogged(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, opts, slog.New(slog.NewTextHandler(logs, nil)))
 	zone := func() PeerZone { pz, _, _ := peerZoneOf(s, f.addr, "example.test."); return pz }
 	quiet := func(what string) {
