@@ -174,7 +174,10 @@ func (p *Pipeline) settle(h *hold, now time.Time) {
 		delete(p.holds, h.cause)
 		return
 	}
-	if !slices.Equal(h.zones, over) {
+	// One line when the hold begins or its zones change: under churn its
+	// counts change with every settle, and Holds (the API, cnsadm status)
+	// gives them as they are.
+	if !slices.EqualFunc(h.zones, over, func(a, b HeldZone) bool { return a.Zone == b.Zone }) {
 		p.log.Warn("mass deletion held: confirm it or wait for the condition to clear",
 			"cause", h.cause, "vms", len(h.held), "zones", describe(over), "share", p.settings.MassDeleteShare)
 	}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -54,6 +55,24 @@ func TestRelistMassDeletionHeldUntilConfirmed(t *testing.T) {
 	}
 	if !strings.Contains(w.logs.String(), "mass deletion held") {
 		t.Errorf("no log line says the deletion is held")
+	}
+	// A new VM and a new listing: the same zones held, other counts. The
+	// hold is the same one to an operator: no second line.
+	v, _ := w.cloud.VM(web3)
+	v.UUID, v.Alias = "00000007-0000-4000-8000-000000000007", "web7"
+	v.NICs = slices.Clone(v.NICs)
+	for i := range v.NICs {
+		v.NICs[i].IP, v.NICs[i].MAC = fmt.Sprintf("%s7", v.NICs[i].IP[:len(v.NICs[i].IP)-1]), fmt.Sprintf("90:b8:d0:00:%02x:77", i)
+	}
+	must[mockcloud.VM](t)(w.cloud.CreateVM(v))
+	w.waitAddrs("web7.inst.alice.pub.example.com.", v.NICs[0].IP)
+	w.cloud.DisconnectAll()
+	w.waitFor("the hold with the zones' new counts", func() bool {
+		hs := w.p.Holds()
+		return len(hs) == 1 && !slices.Equal(hs[0].Zones, h.Zones) && w.p.Idle()
+	})
+	if got := strings.Count(w.logs.String(), "mass deletion held"); got != 1 {
+		t.Errorf("%d lines say the deletion is held, want 1:\n%s", got, w.logs)
 	}
 	if err := w.p.Confirm(CauseComputeNodes); err == nil {
 		t.Errorf("Confirm of a cause with nothing held succeeded")
