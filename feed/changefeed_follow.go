@@ -37,12 +37,15 @@ func (v *VMAPI) follow(ctx context.Context, ws *websocket.Conn, sink VMSink) (li
 		if err != nil {
 			return err
 		}
+		v.changes.Store(q)
+		v.verifyOn(q)
 		sink.Listing(l)
 		done.Store(true)
 		v.log.Info("vms listed", "vms", len(l.VMs), "unreadable", len(l.Unreadable))
 		return v.work(gctx, q, sink)
 	})
 	err = g.Wait()
+	v.changes.CompareAndSwap(q, nil)
 	return done.Load(), err
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -119,6 +120,54 @@ type VMAPI struct {
 	// v2 is set once the publisher refused the v1 registration's
 	// Accept-Version; every later connection registers the v2 way.
 	v2 atomic.Bool
+	// changes is the change queue of the established session whose
+	// listing was delivered, nil between sessions (Verify).
+	changes atomic.Pointer[changeQueue]
+	// verifying are the VMs Verify was asked about whose fetch has not
+	// ended yet: queued again on each new session, asked about once.
+	verifyMu  sync.Mutex
+	verifying map[string]bool
+}
+
+// Verify fetches the VMs named again, as the changefeed's items are
+// fetched: each comes to the sink as Changed, or Gone when VMAPI answers
+// 404 or destroyed. It queues them on the established changefeed
+// session, and on every later one until their fetch ends (a session cut
+// loses its queue); a VM already being asked about is not asked twice.
+func (v *VMAPI) Verify(vms []string) {
+	v.verifyMu.Lock()
+	if v.verifying == nil {
+		v.verifying = map[string]bool{}
+	}
+	var ask []string
+	for _, uuid := range vms {
+		if !v.verifying[uuid] {
+			v.verifying[uuid] = true
+			ask = append(ask, uuid)
+		}
+	}
+	v.verifyMu.Unlock()
+	if q := v.changes.Load(); q != nil {
+		for _, uuid := range ask {
+			q.push(uuid)
+		}
+	}
+}
+
+// verified ends Verify's interest in uuid: its fetch has ended.
+func (v *VMAPI) verified(uuid string) {
+	v.verifyMu.Lock()
+	delete(v.verifying, uuid)
+	v.verifyMu.Unlock()
+}
+
+// verifyOn queues every VM still being asked about on q, a new session's.
+func (v *VMAPI) verifyOn(q *changeQueue) {
+	v.verifyMu.Lock()
+	defer v.verifyMu.Unlock()
+	for uuid := range v.verifying {
+		q.push(uuid)
+	}
 }
 
 // Connected reports whether the changefeed is established now (false

@@ -69,6 +69,7 @@ func (w *changeWorker) apply(ctx context.Context, uuid string) {
 	w.mu.Lock()
 	delete(w.tries, uuid)
 	w.mu.Unlock()
+	w.v.verified(uuid)
 	w.sinkMu.Lock()
 	defer w.sinkMu.Unlock()
 	switch {

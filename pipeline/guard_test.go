@@ -1,9 +1,13 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,6 +87,69 @@ func TestRelistMassDeletionHeldUntilConfirmed(t *testing.T) {
 	w.waitOracle(s)
 	if len(w.p.Holds()) != 0 {
 		t.Errorf("Holds() after Confirm = %+v", w.p.Holds())
+	}
+}
+
+// TestRelistHoldVerifiedGone: with Config.Verify, the VMs a re-list
+// holds for having left are asked about one by one; VMAPI answers them
+// destroyed, and they go without an operator.
+func TestRelistHoldVerifiedGone(t *testing.T) {
+	s := rulesSettings()
+	w := newWorld(t, rulesFixture())
+	w.verify = true
+	b := store.NewMemory()
+	w.start(s, b)
+	w.waitOracle(s)
+	w.stop()
+	for _, id := range []string{web1, web2, db1} {
+		must[mockcloud.VM](t)(w.cloud.DestroyVM(id))
+	}
+	w.start(s, b)
+	w.waitOracle(s)
+	w.waitFor("no hold", func() bool { return len(w.p.Holds()) == 0 && w.p.Idle() })
+	if !strings.Contains(w.logs.String(), "mass deletion held") {
+		t.Errorf("the re-list was never held: the guard did not see it")
+	}
+}
+
+// TestRelistHoldVerifiedPresent: a listing that leaves out VMs VMAPI
+// still has (the failure the guard is for) is held, and asking VMAPI
+// about each puts them back: no record is lost, and nothing is left for
+// an operator.
+func TestRelistHoldVerifiedPresent(t *testing.T) {
+	s := rulesSettings()
+	w := newWorld(t, rulesFixture())
+	w.verify = true
+	hidden := map[string]bool{web1: true, web2: true, db1: true}
+	var hide atomic.Bool
+	cloud := w.cloud.Handler()
+	short := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/vms" || !hide.Load() {
+			cloud.ServeHTTP(rw, r)
+			return
+		}
+		rec := httptest.NewRecorder()
+		cloud.ServeHTTP(rec, r)
+		var page []map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &page); err != nil {
+			t.Errorf("listing page: %v", err)
+		}
+		page = slices.DeleteFunc(page, func(vm map[string]any) bool { return hidden[vm["uuid"].(string)] })
+		rw.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(rw).Encode(page)
+	}))
+	t.Cleanup(short.Close)
+	w.url = short.URL
+	w.start(s, store.NewMemory())
+	w.waitOracle(s)
+	before := w.records()
+	hide.Store(true)
+	w.cloud.DisconnectAll()
+	w.waitFor("the held re-list verified away", func() bool {
+		return strings.Contains(w.logs.String(), "mass deletion held") && len(w.p.Holds()) == 0 && w.p.Idle()
+	})
+	if got := w.records(); !equalRecords(got, before) {
+		t.Errorf("records changed by a listing that left out VMs VMAPI has")
 	}
 }
 

@@ -59,6 +59,7 @@ type world struct {
 	level  slog.Level    // of the log the world writes; Debug unless set
 	limit  time.Duration // of every wait; waitLimit unless set
 	poll   time.Duration // CNAPI's poll interval; 20 ms unless set
+	verify bool          // the pipeline asks VMAPI about held VMs (Config.Verify)
 	ufds   *feed.UFDS
 	cancel context.CancelFunc
 	done   chan error
@@ -116,8 +117,12 @@ func (w *world) start(s Settings, b store.Backend) {
 	vmapi := feed.NewVMAPI(feed.VMAPIConfig{URL: w.url, Instance: "5e1f0c36-0000-4000-8000-000000000001",
 		MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, log)
 	s.CoalesceWindow, s.CoalesceMaxDelay = time.Millisecond, 10*time.Millisecond
-	w.p = New(Config{Store: w.store, Owners: ufds, Servers: cnapi, Networks: napi, Settings: s,
-		RetryInterval: 20 * time.Millisecond, Clock: w.clock.Now, Logger: log})
+	cfg := Config{Store: w.store, Owners: ufds, Servers: cnapi, Networks: napi, Settings: s,
+		RetryInterval: 20 * time.Millisecond, Clock: w.clock.Now, Logger: log}
+	if w.verify {
+		cfg.Verify = vmapi.Verify
+	}
+	w.p = New(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return w.p.Run(ctx) })

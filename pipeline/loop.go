@@ -365,12 +365,37 @@ func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing, sg *stagi
 		p.mu.Unlock()
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, uuid := range p.absent(present, first) {
+	gone := p.absent(present, first)
+	for _, uuid := range gone {
 		p.drop(uuid, now)
 		cs = append(cs, zonegen.Contribution{VM: uuid})
 	}
 	p.guard(now, CauseRelist, cs, true)
+	ask := p.toVerify(gone)
+	p.mu.Unlock()
+	if len(ask) > 0 {
+		p.cfg.Verify(ask)
+	}
+}
+
+// toVerify returns the VMs of gone, the VMs a listing left out, that the
+// re-list hold keeps. Config.Verify asks VMAPI about each: a listing
+// that leaves out VMs VMAPI still has (the failure the guard is for) is
+// then corrected VM by VM, and VMs really gone are removed without an
+// operator, each on VMAPI's own word (GET /vms/:uuid: destroyed or
+// unknown), as a change item about them would. The caller holds mu.
+func (p *Pipeline) toVerify(gone []string) []string {
+	h := p.holds[CauseRelist]
+	if p.cfg.Verify == nil || h == nil {
+		return nil
+	}
+	var ask []string
+	for _, uuid := range gone {
+		if _, held := h.held[uuid]; held {
+			ask = append(ask, uuid)
+		}
+	}
+	return ask
 }
 
 // collectAfterListing is the fewest VMs of a first listing after which

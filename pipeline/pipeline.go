@@ -94,6 +94,13 @@ type Config struct {
 	Progress time.Duration
 	Clock    func() time.Time // default time.Now
 	Logger   *slog.Logger
+	// Verify, when set, asks the VM feed to fetch the VMs named again, as
+	// if the changefeed had named them: their answers come back as
+	// Changed or Gone. The pipeline asks it, after each listing, about
+	// the VMs the listing left out that the mass-deletion guard holds.
+	// It must not block, and should ask VMAPI once about a VM it is
+	// already asking about.
+	Verify func(vms []string)
 }
 
 // Pipeline applies feed changes to the store. Its feed-facing methods

@@ -50,7 +50,7 @@ func followCloud(ctx context.Context, st *store.Store, conf *running, log *slog.
 	napi := feed.NewNAPI(napiOpts)
 	vmapi := feed.NewVMAPI(feed.VMAPIConfigFrom(cfg, processInstance()), log)
 	p := pipeline.New(pipeline.Config{Store: st, Owners: ufds, Servers: cnapi, Networks: napi,
-		Settings: pipeline.SettingsFrom(cfg), Logger: log})
+		Settings: pipeline.SettingsFrom(cfg), Logger: log, Verify: vmapi.Verify})
 	conf.pipeline.Store(p)
 	defer conf.pipeline.Store(nil)
 	if conf.api != nil {
