@@ -5,8 +5,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -159,6 +161,22 @@ func (v *VMAPI) verified(uuid string) {
 	v.verifyMu.Lock()
 	delete(v.verifying, uuid)
 	v.verifyMu.Unlock()
+}
+
+// verifyNow fetches, one after the other, the VMs still being asked
+// about, for the periodic listing while there is no changefeed session
+// to queue them on; one whose fetch fails stays asked about.
+func (v *VMAPI) verifyNow(ctx context.Context, sink VMSink) {
+	v.verifyMu.Lock()
+	ask := slices.Collect(maps.Keys(v.verifying))
+	v.verifyMu.Unlock()
+	w := &changeWorker{v: v, q: newChangeQueue(), sink: sink, tries: map[string]int{}}
+	for _, uuid := range ask {
+		if ctx.Err() != nil {
+			return
+		}
+		w.apply(ctx, uuid)
+	}
 }
 
 // verifyOn queues every VM still being asked about on q, a new session's.

@@ -75,6 +75,7 @@ func (v *VMAPI) feedDown(err error, first bool) {
 // relist is the fallback listing; it returns the new time of the last
 // listing (unchanged when listing failed, so the next attempt lists).
 func (v *VMAPI) relist(ctx context.Context, sink VMSink, last time.Time) time.Time {
+	v.verifyNow(ctx, sink)
 	l, err := v.listTo(ctx, sink)
 	if err != nil {
 		if ctx.Err() == nil {
