@@ -18,7 +18,10 @@ import (
 // another, so that the caller tries again the moment it expires. When
 // the holder is this id already — an earlier run whose reply was lost —
 // it returns that epoch and extends the lease, instead of making the
-// process wait for its own lease to expire. A new epoch is above the
+// process wait for its own lease to expire; unless the counter has moved
+// past it (a failover or a restart brought back an older value of the
+// lease), when every write with it would be fenced: then it takes a new
+// epoch. A new epoch is above the
 // one the caller saw, also when Redis lost the counter meanwhile (it
 // came back without its data): the writer it saw is then fenced by the
 // epoch, not only by the lease.
@@ -26,11 +29,14 @@ var redisAcquireScript = goredis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur then
   local id, epoch = string.match(cur, '^(.*) (%d+)$')
-  if id == ARGV[1] then
+  local counter = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+  if id ~= ARGV[1] then
+    return {0, redis.call('PTTL', KEYS[1]), tonumber(epoch) or 0}
+  end
+  if (tonumber(epoch) or 0) >= counter then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     return {tonumber(epoch)}
   end
-  return {0, redis.call('PTTL', KEYS[1]), tonumber(epoch) or 0}
 end
 local epoch = redis.call('INCR', KEYS[2])
 local seen = tonumber(ARGV[3]) or 0

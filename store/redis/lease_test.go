@@ -201,3 +201,21 @@ func TestRedisEpochAboveTheOneSeen(t *testing.T) {
 		t.Fatalf("Apply by a with epoch %d after b took %d = %v, want ErrFenced", ea, eb, err)
 	}
 }
+
+// TestRedisAcquireOwnStaleLease: a lease of this process's with an epoch
+// below the counter (a failover or a restart brought back an older value
+// of it) is not handed back by Acquire: every Apply with that epoch would
+// be fenced, and Acquire would hand it back again and again. Acquire
+// takes a new epoch instead.
+func TestRedisAcquireOwnStaleLease(t *testing.T) {
+	ctx := context.Background()
+	a, _ := openTestRedis(t, Options{LeaseTTL: 10 * time.Second, ID: "a"})
+	redisMust(t, a.c.Set(ctx, redisEpochKey, 5, 0).Err())
+	redisMust(t, a.c.Set(ctx, redisLeaseKey, a.leaseValue(3), 10*time.Second).Err())
+	e, err := a.Acquire(ctx)
+	redisMust(t, err)
+	if e <= 5 {
+		t.Fatalf("Acquire over a's own lease of epoch 3, counter at 5 = epoch %d, want above 5", e)
+	}
+	redisMust(t, a.Apply(ctx, e, []store.ZoneChange{{Zone: "z.", Next: 1, KeepJournal: 1}}))
+}
