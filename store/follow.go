@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 )
 
@@ -125,6 +126,9 @@ func (s *Store) catchUp(ctx context.Context, f Follower) error {
 // followZoneLocked returns zone's snapshot brought up to date (snap itself
 // when nothing changed; snap is nil for a zone not known yet).
 func (s *Store) followZoneLocked(ctx context.Context, f Follower, zone string, snap *Snapshot) (*Snapshot, error) {
+	if snap != nil && s.unconfirmed[zone] {
+		return s.confirmZoneLocked(ctx, f, zone, snap)
+	}
 	var since Serial
 	if snap != nil {
 		since = snap.serial
@@ -161,6 +165,68 @@ func (s *Store) followZoneLocked(ctx context.Context, f Follower, zone string, s
 		since = snap.serial
 	}
 	return snap, nil
+}
+
+// confirmZoneLocked follows an unconfirmed zone (Store.unconfirmed):
+// it takes the backend's zone whole, never a diff from the served serial
+// (the backend's journal at that serial may start from other records),
+// and only when the backend is past the served serial, or at it with the
+// same records. At it with other records, the zone is behind: the
+// follower goes on serving its own and hints the writer, which raises
+// the zone past it (raiseHintedLocked).
+func (s *Store) confirmZoneLocked(ctx context.Context, f Follower, zone string, snap *Snapshot) (*Snapshot, error) {
+	whole, err := s.followZoneLocked(ctx, f, zone, nil)
+	switch {
+	case err != nil:
+		return snap, err
+	case whole == nil || behind(whole.serial, snap.serial):
+		// Not in the backend, or behind: as for any zone (follow's
+		// vanish grace, hints).
+		var at Serial
+		if whole != nil {
+			at = whole.serial
+		}
+		return snap, &behindError{zone, fmt.Sprintf("follow zone %s: the backend holds serial %d, behind the served %d: %v", zone, at, snap.serial, errBackendBehind)}
+	case whole.serial == snap.serial && !sameRecords(whole, snap):
+		s.log.Warn("the backend holds the served serial of a zone with other records (a writer that missed this process's commits reached it): serving the zone as it was until the writer raises it past",
+			"zone", zone, "serial", snap.serial)
+		return snap, &behindError{zone, fmt.Sprintf("follow zone %s: the backend holds serial %d with other records than served: %v", zone, snap.serial, errBackendBehind)}
+	}
+	delete(s.unconfirmed, zone)
+	if whole.serial != snap.serial {
+		// The backend's journal from the served serial, or before it,
+		// may start from other records than the ones served then (and
+		// held by a secondary that transferred them from here): an
+		// IXFR from there must fall back to AXFR.
+		kept := whole.journal[:0]
+		for _, e := range whole.journal {
+			if snap.serial.Less(e.from) {
+				kept = append(kept, e)
+			}
+		}
+		whole.jbytes = 0
+		for _, e := range kept {
+			whole.jbytes += e.size()
+		}
+		whole.journal = kept
+	}
+	return whole, nil
+}
+
+// sameRecords reports whether a and b hold the same records.
+func sameRecords(a, b *Snapshot) bool {
+	if a.Len() != b.Len() {
+		return false
+	}
+	next, stop := iter.Pull(b.All())
+	defer stop()
+	for r := range a.All() {
+		o, ok := next()
+		if !ok || rrCompare(r, o) != 0 || r.Source != o.Source {
+			return false
+		}
+	}
+	return true
 }
 
 // vanishGrace is how long a follower keeps serving a zone that left the

@@ -53,11 +53,16 @@ func (s *Store) RaiseSerial(ctx context.Context, zone string, above Serial) (ser
 // raiseLocked is RaiseSerial after the held commit and the lost zones
 // are dealt with.
 func (s *Store) raiseLocked(ctx context.Context, zone string, above Serial) (serial Serial, reached bool, err error) {
+	return s.raiseAboveLocked(ctx, zone, above, false)
+}
+
+// raiseAboveLocked is raiseLocked; strict raises a zone at above too.
+func (s *Store) raiseAboveLocked(ctx context.Context, zone string, above Serial, strict bool) (serial Serial, reached bool, err error) {
 	cur := (*s.zones.Load())[zone]
 	if cur == nil {
 		return 0, false, fmt.Errorf("raise serial of %s above %d: %w", zone, above, ErrNoZone)
 	}
-	if above == cur.serial || above.Less(cur.serial) {
+	if above.Less(cur.serial) || above == cur.serial && !strict {
 		return cur.serial, true, nil
 	}
 	now := s.opts.Clock()
@@ -69,6 +74,12 @@ func (s *Store) raiseLocked(ctx context.Context, zone string, above Serial) (ser
 		return 0, false, err
 	}
 	return next, reached, nil
+}
+
+// raisePastLocked is raiseLocked for a serial that must be passed even
+// when the zone is at it: one a follower serves with other records.
+func (s *Store) raisePastLocked(ctx context.Context, zone string, above Serial) (serial Serial, reached bool, err error) {
+	return s.raiseAboveLocked(ctx, zone, above, true)
 }
 
 // raiseTarget is the serial RaiseSerial moves a zone at cur to for a

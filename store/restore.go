@@ -199,7 +199,10 @@ func (s *Store) raiseHintedLocked(ctx context.Context) error {
 	for _, zone := range slices.Sorted(maps.Keys(hints)) {
 		above := hints[zone]
 		if snap := (*s.zones.Load())[zone]; snap != nil && !above.Less(snap.serial) {
-			serial, reached, err := s.raiseLocked(ctx, zone, above)
+			// A follower hints its own serial when the store is behind
+			// it, or at it with other records (another writer reached
+			// that serial on its own): either way past it, strictly.
+			serial, reached, err := s.raisePastLocked(ctx, zone, above)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -270,6 +273,7 @@ func OpenAfter(ctx context.Context, b Backend, opts Options, log *slog.Logger, p
 			s.forgetZoneLocked(zone)
 		}
 		s.lost[zone] = l
+		s.unconfirmed[zone] = true
 		s.vms[zone] = l.vms
 		for vm := range l.vms {
 			s.vmZones[vm] = insertSorted(s.vmZones[vm], zone)

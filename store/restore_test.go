@@ -394,3 +394,56 @@ func TestFollowerDropsAVanishedZoneAfterGrace(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestFollowerAtItsSerialWithOtherRecords: a failover lost commits a
+// process published (serial S), and the new writer, which never saw them,
+// reached S on its own with other records. The process, now following,
+// must not take the backend's S as the one it serves, nor any diff from
+// it: it keeps serving its own and hints the writer, which raises the
+// zone past S, and then takes the zone whole.
+func TestFollowerAtItsSerialWithOtherRecords(t *testing.T) {
+	m := NewMemory()
+	w, clk := open(t, m, Options{})
+	commit(t, w, contrib("vm1", map[string][]Record{zoneFwd: {fwd("vm1", "one", "192.0.2.1")}}))
+	rollback := checkpoint(m)
+	clk.Set(t0.Add(time.Minute))
+	commit(t, w, contrib("vm2", map[string][]Record{zoneFwd: {fwd("vm2", "two", "192.0.2.2")}}))
+	served := w.Snapshot(zoneFwd).Serial()
+	rollback()
+
+	n, _ := open(t, m, Options{Clock: clk.Now, Epoch: 2})
+	f, err := OpenAfter(context.Background(), m, Options{Clock: clk.Now}, nil, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(t, n, contrib("vm4", map[string][]Record{zoneFwd: {fwd("vm4", "four", "192.0.2.4")}}))
+	if got := n.Snapshot(zoneFwd).Serial(); got != served {
+		t.Fatalf("the new writer reached %d, not the lost %d: the case this test is about did not happen", got, served)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- f.Follow(ctx, m) }()
+	waitFor(t, func() bool { h, _ := m.SerialHints(ctx); return h[zoneFwd] == served }, "the follower's hint of its serial")
+	if got := all(f, zoneFwd); len(got) != 2 || got[1].Name != "two."+zoneFwd {
+		t.Fatalf("follower serves %v at the collided serial, want its own records", got)
+	}
+	if _, err := n.Verify(ctx); err != nil {
+		t.Fatalf("writer Verify: %v", err)
+	}
+	raised := n.Snapshot(zoneFwd).Serial()
+	if !served.Less(raised) {
+		t.Fatalf("writer at %d after the hint, want above %d", raised, served)
+	}
+	waitFor(t, func() bool { return f.Snapshot(zoneFwd).Serial() == raised }, "the follower takes the raised zone")
+	if got, want := all(f, zoneFwd), all(n, zoneFwd); !slices.EqualFunc(got, want, func(x, y Record) bool { return rrCompare(x, y) == 0 }) {
+		t.Errorf("follower serves %v, the writer %v", got, want)
+	}
+	// A secondary that took S from this process holds its records: an
+	// IXFR from S must not be answered with the writer's diff from its S.
+	if _, err := f.DiffSince(zoneFwd, served); !errors.Is(err, ErrNotCovered) {
+		t.Errorf("follower's IXFR from the collided serial %d: err %v, want ErrNotCovered (AXFR)", served, err)
+	}
+	cancel()
+	<-done
+}

@@ -73,6 +73,13 @@ type Store struct {
 	// lost holds the zones the backend was found behind the published
 	// state in, to be written back (restore.go).
 	lost map[string]lostZone
+	// unconfirmed are the zones a following Store serves from before it
+	// followed (OpenAfter: what this process published, or served, that
+	// the backend had lost): the backend may reach their serials with
+	// other records, written by a writer that never saw them. They are
+	// taken whole from the backend, not by its journal, once it is at
+	// or past them with the same records or a later serial (follow.go).
+	unconfirmed map[string]bool
 	// vanished holds when a following Store first found each zone it
 	// serves gone from the backend without a drop (follow.go).
 	vanished map[string]time.Time
@@ -117,7 +124,7 @@ func Open(ctx context.Context, b Backend, opts Options, log *slog.Logger) (*Stor
 	}
 	bootHeadroom()
 	s := &Store{b: b, opts: opts, log: log, vms: map[string]map[string][]Record{},
-		vmZones: map[string][]string{}, dropped: map[string]Serial{}, lost: map[string]lostZone{}, vanished: map[string]time.Time{}, overRRset: map[string]bool{}}
+		vmZones: map[string][]string{}, dropped: map[string]Serial{}, lost: map[string]lostZone{}, unconfirmed: map[string]bool{}, vanished: map[string]time.Time{}, overRRset: map[string]bool{}}
 	data, err := b.Load(ctx, func(key string, err error) {
 		log.Warn("skipping a value that cannot be decoded", "key", key, "err", err)
 	})
