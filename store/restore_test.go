@@ -318,26 +318,40 @@ func TestOpenAfterTakesOverWhatTheFollowerServed(t *testing.T) {
 	}
 }
 
+// afterLostCommits stages a failover that lost commits: a writer commits
+// vm1, then, a minute later, each of lost; the backend then goes back to
+// vm1 alone. It returns the backend; a new writer n (epoch 2) opened on
+// the stale store, which knows nothing of lost; the old writer's process
+// f, following now with what it served (OpenAfter), not yet started; and
+// the serial of zoneFwd f serves.
+func afterLostCommits(t *testing.T, lost ...zonegen.Contribution) (m *Memory, n, f *Store, served Serial) {
+	t.Helper()
+	m = NewMemory()
+	w, clk := open(t, m, Options{})
+	commit(t, w, contrib("vm1", map[string][]Record{zoneFwd: {fwd("vm1", "one", "192.0.2.1")}}))
+	rollback := checkpoint(m)
+	clk.Set(t0.Add(time.Minute))
+	for _, c := range lost {
+		commit(t, w, c)
+	}
+	served = w.Snapshot(zoneFwd).Serial()
+	rollback()
+	n, _ = open(t, m, Options{Clock: clk.Now, Epoch: 2})
+	f, err := OpenAfter(context.Background(), m, Options{Clock: clk.Now}, nil, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, n, f, served
+}
+
 // TestFollowerHintRaisesTheWriter: a writer that never knew the commits
 // a failover lost (it opened on the stale store) is told of them by a
 // follower that served them; it raises the zone past the follower's
 // serial and the follower takes its zone, its serial going forward only.
 func TestFollowerHintRaisesTheWriter(t *testing.T) {
-	m := NewMemory()
-	w, clk := open(t, m, Options{})
-	commit(t, w, contrib("vm1", map[string][]Record{zoneFwd: {fwd("vm1", "one", "192.0.2.1")}}))
-	rollback := checkpoint(m)
-	clk.Set(t0.Add(time.Minute))
-	commit(t, w, contrib("vm2", map[string][]Record{zoneFwd: {fwd("vm2", "two", "192.0.2.2")}}))
-	commit(t, w, contrib("vm3", map[string][]Record{zoneFwd: {fwd("vm3", "three", "192.0.2.3")}}))
-	served := w.Snapshot(zoneFwd).Serial()
-	rollback()
-
-	n, _ := open(t, m, Options{Clock: clk.Now, Epoch: 2}) // knows only the stale store
-	f, err := OpenAfter(context.Background(), m, Options{Clock: clk.Now}, nil, w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, n, f, served := afterLostCommits(t,
+		contrib("vm2", map[string][]Record{zoneFwd: {fwd("vm2", "two", "192.0.2.2")}}),
+		contrib("vm3", map[string][]Record{zoneFwd: {fwd("vm3", "three", "192.0.2.3")}}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
@@ -402,20 +416,7 @@ func TestFollowerDropsAVanishedZoneAfterGrace(t *testing.T) {
 // it: it keeps serving its own and hints the writer, which raises the
 // zone past S, and then takes the zone whole.
 func TestFollowerAtItsSerialWithOtherRecords(t *testing.T) {
-	m := NewMemory()
-	w, clk := open(t, m, Options{})
-	commit(t, w, contrib("vm1", map[string][]Record{zoneFwd: {fwd("vm1", "one", "192.0.2.1")}}))
-	rollback := checkpoint(m)
-	clk.Set(t0.Add(time.Minute))
-	commit(t, w, contrib("vm2", map[string][]Record{zoneFwd: {fwd("vm2", "two", "192.0.2.2")}}))
-	served := w.Snapshot(zoneFwd).Serial()
-	rollback()
-
-	n, _ := open(t, m, Options{Clock: clk.Now, Epoch: 2})
-	f, err := OpenAfter(context.Background(), m, Options{Clock: clk.Now}, nil, w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, n, f, served := afterLostCommits(t, contrib("vm2", map[string][]Record{zoneFwd: {fwd("vm2", "two", "192.0.2.2")}}))
 	commit(t, n, contrib("vm4", map[string][]Record{zoneFwd: {fwd("vm4", "four", "192.0.2.4")}}))
 	if got := n.Snapshot(zoneFwd).Serial(); got != served {
 		t.Fatalf("the new writer reached %d, not the lost %d: the case this test is about did not happen", got, served)
