@@ -170,7 +170,7 @@ func (v *VMAPI) verifyNow(ctx context.Context, sink VMSink) {
 	v.verifyMu.Lock()
 	ask := slices.Collect(maps.Keys(v.verifying))
 	v.verifyMu.Unlock()
-	w := &changeWorker{v: v, q: newChangeQueue(), sink: sink, tries: map[string]int{}}
+	w := &changeWorker{v: v, q: newChangeQueue(), sink: sink, tries: map[string]int{}, once: true}
 	for _, uuid := range ask {
 		if ctx.Err() != nil {
 			return

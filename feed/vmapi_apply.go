@@ -11,8 +11,11 @@ import (
 // or a 5xx is tried again after a back-off (MinBackoff doubling up to
 // MaxBackoff) for as long as it fails: a change dropped after a few tries
 // would leave the VM's records stale until its next change or listing,
-// which may be days. Its failures are logged at the first try and then
-// at tries 2, 4, 8, …: one line a few minutes per VM while VMAPI is down.
+// which may be days. While several VMs are failing, a failure is logged
+// when it is the 1st, 2nd, 4th, 8th, … failure since the last fetch that
+// succeeded; while one VM alone is, at its tries 1, 2, 4, …: a VMAPI
+// outage with many changed VMs logs a few lines, not one per VM, and a
+// single VM VMAPI cannot serve logs a few minutes apart.
 
 // changeWorker fetches queued VMs and hands them to the sink. A failed
 // fetch is queued again after a back-off rather than waited for, so that
@@ -24,8 +27,14 @@ type changeWorker struct {
 	sinkMu sync.Mutex // serializes the calls of sink
 	sink   VMSink
 
-	mu    sync.Mutex     // guards tries
+	mu    sync.Mutex     // guards tries and failing
 	tries map[string]int // uuid → failed fetches so far
+	// failing counts the failed fetches since the last one that
+	// succeeded.
+	failing int
+	// once: a failed fetch is not queued again (verifyNow asks again
+	// before the next listing).
+	once bool
 }
 
 // work runs Fetchers fetching goroutines until ctx ends.
@@ -68,6 +77,10 @@ func (w *changeWorker) apply(ctx context.Context, uuid string) {
 	}
 	w.mu.Lock()
 	delete(w.tries, uuid)
+	if failed := w.failing; failed > 0 && err == nil {
+		w.failing = 0
+		w.v.log.Info("vm fetches succeed again", "failures", failed, "vms_waiting", len(w.tries))
+	}
 	w.mu.Unlock()
 	w.v.verified(uuid)
 	w.sinkMu.Lock()
@@ -89,9 +102,16 @@ func (w *changeWorker) retry(ctx context.Context, uuid string, err error) {
 	w.mu.Lock()
 	n := w.tries[uuid]
 	w.tries[uuid] = n + 1
+	w.failing++
+	try, failing, waiting := n+1, w.failing, len(w.tries)
 	w.mu.Unlock()
-	if try := n + 1; try&(try-1) == 0 {
-		w.v.log.Warn("vm fetch failed; trying again", "vm", uuid, "attempt", try, "err", err)
+	if w.once {
+		w.v.log.Warn("vm fetch failed; asking again before the next listing", "vm", uuid, "err", err)
+		return
+	}
+	if waiting == 1 && powerOfTwo(try) || waiting > 1 && powerOfTwo(failing) {
+		w.v.log.Warn("vm fetch failed; trying again", "vm", uuid, "attempt", try,
+			"failures", failing, "vms_waiting", waiting, "err", err)
 	}
 	time.AfterFunc(w.v.backoff(n), func() {
 		if ctx.Err() == nil {
@@ -99,3 +119,5 @@ func (w *changeWorker) retry(ctx context.Context, uuid string, err error) {
 		}
 	})
 }
+
+func powerOfTwo(n int) bool { return n > 0 && n&(n-1) == 0 }

@@ -2,6 +2,7 @@ package feed
 
 import (
 	"encoding/json"
+	"math/bits"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -183,12 +184,55 @@ func TestVMAPIFetchErrors(t *testing.T) {
 	if got := logs.Lines("vm change skipped"); len(got) != 0 {
 		t.Errorf("changes skipped: %q", got)
 	}
-	if len(logs.Lines("trying again", flaky)) == 0 || len(logs.Lines("trying again", cut, "unexpected EOF")) == 0 {
-		t.Errorf("no retry logged for %s or %s (cut off) in:\n%s", flaky, cut, logs)
+	// Thirteen failures, fewer lines; the 8th try of broken, failing
+	// alone by then, is one of them.
+	if got := logs.Lines("trying again"); len(got) == 0 || len(got) >= brokenFails+4 || len(logs.Lines("trying again", broken, "attempt=8")) != 1 {
+		t.Errorf("%d lines for %d failed fetches, want fewer, one of them the 8th try of %s:\n%q", len(got), brokenFails+4, broken, got)
 	}
-	// Tries 1, 2, 4 and 8 of the nine that failed.
-	if got := len(logs.Lines("trying again", broken)); got != 4 {
-		t.Errorf("%d lines for %d failed fetches of %s, want 4:\n%q", got, brokenFails, broken, logs.Lines("trying again", broken))
+	if len(logs.Lines("vm fetches succeed again")) == 0 {
+		t.Errorf("no line saying fetches succeed again in:\n%s", logs)
+	}
+}
+
+// TestVMAPIFetchOutage: while VMAPI fails every GET /vms/{uuid}, the
+// changed VMs are tried again until it is back, and the failures are
+// logged a few lines in all, not one line per VM.
+func TestVMAPIFetchOutage(t *testing.T) {
+	const changed = 24
+	c := newVMCloud(changed + 6)
+	active := activeUUIDs(c)[:changed]
+	var down atomic.Bool
+	var failures atomic.Int32
+	down.Store(true)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/vms/") && down.Load() {
+			failures.Add(1)
+			http.Error(w, `{"code":"ServiceUnavailableError","message":"injected"}`, http.StatusServiceUnavailable)
+			return
+		}
+		c.Handler().ServeHTTP(w, r)
+	})
+	sink, logs := startVMAPI(t, h, nil)
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	for _, id := range active {
+		if _, err := c.SetAlias(id, "renamed"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vmWaitFor(t, "three failed fetches per VM", func() bool { return failures.Load() >= 3*changed })
+	down.Store(false)
+	for _, id := range active {
+		vmWaitFor(t, "Changed of "+id, func() bool {
+			return sink.changedMatch(func(vm zonegen.VM) bool { return vm.UUID == id && vm.Alias == "renamed" })
+		})
+	}
+	// The 1st, 2nd, 4th, … failure of the outage: log2 of them and one.
+	n := int(failures.Load())
+	if got, most := len(logs.Lines("trying again")), bits.Len(uint(n)); got == 0 || got > most {
+		t.Errorf("%d lines for %d failed fetches of %d VMs, want 1 to %d:\n%q", got, n, changed, most, logs.Lines("trying again"))
+	}
+	if got := logs.Lines("vm fetches succeed again", "failures="); len(got) == 0 {
+		t.Errorf("no line saying fetches succeed again in:\n%s", logs)
 	}
 }
 

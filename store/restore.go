@@ -61,7 +61,7 @@ func (s *Store) restoreLostLocked(ctx context.Context) error {
 			// serial, then drop it from there.
 			// l.stored is at or below the floor, or the zone would
 			// not be lost.
-			next := NextSerial(s.dropped[zone], now)
+			next := s.nextSerialLocked(zone, s.dropped[zone], now)
 			changes = append(changes, ZoneChange{Zone: zone, Prev: l.stored, Next: next, Replace: true,
 				Diff: Diff{Zone: zone, From: l.stored, To: next}, KeepJournal: 1})
 			redrop = append(redrop, ZoneChange{Zone: zone, Prev: next, Next: next, Drop: true})
@@ -292,6 +292,7 @@ func OpenAfter(ctx context.Context, b Backend, opts Options, log *slog.Logger, p
 			"zones", s.describeLost())
 		s.publishLocked(set)
 	}
+	s.setTakeoverFloorsLocked(s.opts.Clock())
 	return s, nil
 }
 

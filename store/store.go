@@ -39,6 +39,11 @@ type Options struct {
 	// the same in every process and does not churn. Readers must have the
 	// writer's value.
 	MaxMembers int
+	// TakeoverGap, for a writer on a backend that a failover can set
+	// back (Redis), is how far past the serials known when the Store
+	// opens each zone's first serial goes, so that none a lost commit
+	// took is reused with other records (takeover.go); 0: none.
+	TakeoverGap Serial
 }
 
 // ErrFollowing: Commit was called on a Store that has followed another
@@ -88,6 +93,11 @@ type Store struct {
 	overRRset map[string]bool
 	// restored counts the zones written back (ZonesRestored).
 	restored atomic.Int64
+	// takeoverBase and takeoverFloors bound the first serials of a
+	// writer with a TakeoverGap (takeover.go): takeoverBase for every
+	// zone (0: no gap), takeoverFloors for the zones known at Open.
+	takeoverBase   Serial
+	takeoverFloors map[string]Serial
 
 	// zones is the published map zone → Snapshot. It is replaced whole,
 	// never modified, so one commit's zones switch together.
@@ -142,6 +152,7 @@ func Open(ctx context.Context, b Backend, opts Options, log *slog.Logger) (*Stor
 	}
 	s.checkRRsetsLocked(zones)
 	s.zones.Store(&zones)
+	s.setTakeoverFloorsLocked(opts.Clock())
 	s.releaseAfterBuild(loaded)
 	return s, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cnsd/cnsd/mockcloud"
 	"github.com/cnsd/cnsd/mockcloud/ufdstest"
+	"github.com/cnsd/cnsd/store"
 	"github.com/cnsd/cnsd/store/redistest"
 )
 
@@ -75,6 +76,7 @@ func TestWriterKilledOnRedis(t *testing.T) {
 		t.Fatalf("AXFR: %d records from the writer, %d from the follower", nw, nf)
 	}
 
+	before := store.Serial(serialOf(follower, zone))
 	if err := writerCmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -85,4 +87,9 @@ func TestWriterKilledOnRedis(t *testing.T) {
 	waitFor(t, "the follower to take over and publish the new service", func() bool {
 		return answers(follower, "api.svc."+cloudOwner+"."+zone, "192.0.2.11")
 	})
+	// Commits the killed writer made that Redis lost would have had the
+	// serials right after before: the new writer takes none of them.
+	if after := store.Serial(serialOf(follower, zone)); after.Less(before + store.DefaultTakeoverGap) {
+		t.Errorf("serial after the takeover %d, want at least %d (%d + the takeover gap)", after, before+store.DefaultTakeoverGap, before)
+	}
 }

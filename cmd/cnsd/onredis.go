@@ -74,7 +74,11 @@ func followThenLead(ctx context.Context, r *redis.Backend, src *source, follower
 	// The follower's zones, not the store's alone: a failover that
 	// handed the lease over may have lost commits it served.
 	st, err := retryRedis(ctx, log, "load the zones to write them", func(ctx context.Context) (*store.Store, error) {
-		return store.OpenAfter(ctx, r, storeOptions(conf.cfg.Load(), epoch, conf.dns.retain), log, follower)
+		opts := storeOptions(conf.cfg.Load(), epoch, conf.dns.retain)
+		// A failover may have lost commits secondaries hold; none of
+		// their serials is taken again (store/takeover.go).
+		opts.TakeoverGap = store.DefaultTakeoverGap
+		return store.OpenAfter(ctx, r, opts, log, follower)
 	})
 	if err != nil {
 		release(ctx, r, epoch, log)

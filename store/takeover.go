@@ -1,0 +1,73 @@
+// Serials after a takeover.
+//
+// A failover of a shared backend can lose commits that the writer of the
+// time had already published: secondaries hold them. A writer that takes
+// over afterwards never saw them, so its own next commits would reach the
+// same serials with other records, and a secondary at such a serial
+// would take it for current (it ignores the NOTIFY) and later apply an
+// IXFR from it to records it does not hold. The follower-side checks
+// (follow.go, the hints of restore.go) and the transfer server's check of
+// secondaries ahead of the zone (xfr) catch a process or a secondary that
+// is still ahead when they look; they cannot catch one the new writer has
+// already caught up with by its own commits.
+//
+// So a writer opened with Options.TakeoverGap gives each zone, at its
+// first serial, at least TakeoverGap more than the latest serial known
+// for it when the Store opened (the backend's or, after OpenAfter, the
+// one this process served, or the floor of a dropped zone), and at least
+// TakeoverGap more than the time-based serial of that moment for a zone
+// not known then (a lost commit may have created it). Serials a lost
+// commit took lie in that gap unless more than TakeoverGap commits were
+// lost; none of them is ever taken again, and the journal holds no diff
+// from them, so a secondary at one of them is behind and is sent the
+// whole zone.
+
+package store
+
+import "time"
+
+// DefaultTakeoverGap is the TakeoverGap cnsd gives a writer on a shared
+// backend: at one serial per commit, more commits than a Redis failover
+// loses (writes acknowledged by a replica that was not promoted, within
+// the seconds before the failover), and at one time-based step per ten
+// seconds under three hours of clock.
+const DefaultTakeoverGap Serial = 1000
+
+// setTakeoverFloorsLocked computes, for a writer with a TakeoverGap, the
+// first serial each zone may take: from the zones published and the
+// floors kept now, when the Store is opened.
+func (s *Store) setTakeoverFloorsLocked(now time.Time) {
+	gap := s.opts.TakeoverGap
+	if gap == 0 || s.opts.Epoch == 0 {
+		return
+	}
+	s.takeoverBase = TimeSerial(now) + gap
+	floors := map[string]Serial{}
+	for zone, f := range s.dropped {
+		floors[zone] = f + gap
+	}
+	for zone, snap := range *s.zones.Load() {
+		if f, ok := floors[zone]; !ok || f.Less(snap.serial+gap) {
+			floors[zone] = snap.serial + gap
+		}
+	}
+	s.takeoverFloors = floors
+}
+
+// nextSerialLocked is the serial zone takes next when it is at base
+// (its serial, or its floor when it comes back): NextSerial, but never
+// below the zone's first serial after a takeover.
+func (s *Store) nextSerialLocked(zone string, base Serial, now time.Time) Serial {
+	next := NextSerial(base, now)
+	if s.takeoverBase == 0 {
+		return next
+	}
+	floor := s.takeoverBase
+	if f, ok := s.takeoverFloors[zone]; ok && floor.Less(f) {
+		floor = f
+	}
+	if next.Less(floor) && uint32(floor-base) <= maxSerialStep {
+		return floor
+	}
+	return next
+}
