@@ -1,7 +1,8 @@
 // Package faults is cnsd's fault-injection suite. It runs the real cnsd
 // binary over the simulated cloud under churn, with a real redis-server
 // (append-only file on) or the embedded store, and a real BIND secondary
-// that follows cnsd's catalog zone; it injects one kind of fault per
+// that follows cnsd's catalog zone (and a Knot one of every cnsd when
+// several share Redis); it injects one kind of fault per
 // scenario — Redis SIGKILLed, the writer SIGKILLed, the changefeed cut,
 // the secondary down, the embedded store's process SIGKILLed, a full
 // disk — and ends each scenario by comparing every zone with an oracle

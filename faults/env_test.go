@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,8 +58,9 @@ const (
 )
 
 // env is one scenario's world: the cloud under churn, its UFDS, Redis or
-// the embedded store, a BIND secondary of the first cnsd, and the cnsd
-// processes.
+// the embedded store, a BIND secondary of the first cnsd, a Knot
+// secondary of all of them (the second first) when there are several,
+// and the cnsd processes.
 type env struct {
 	t        *testing.T
 	cloud    *mockcloud.Cloud
@@ -72,6 +74,7 @@ type env struct {
 	// append-only file.
 	acceptNoAOF bool
 	bind        *secondarytest.Secondary
+	knot        *secondarytest.Secondary // nil with one node
 	nodes       []*node
 	watch       *serialWatch
 
@@ -126,9 +129,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 	for i := range n {
 		e.nodes = append(e.nodes, e.newNode(fmt.Sprintf("cnsd%d", i), e.storeJSON(i), true))
 	}
-	e.startBIND()
+	e.startSecondaries()
 	for _, nd := range e.nodes {
-		nd.writeConfig(e.bind.Addr().String())
+		nd.writeConfig(e.secondaryAddrs()...)
 		nd.start()
 	}
 	e.waitServing(e.nodes[0])
@@ -136,33 +139,71 @@ func newEnv(t *testing.T, o envOptions) *env {
 	return e
 }
 
-// startBIND starts the BIND secondary of the first node. The nodes'
-// ports were picked free but are not bound until the nodes start, so
-// BIND may be handed one of them: then the nodes get new ports and BIND
-// starts again.
-func (e *env) startBIND() {
+// startSecondaries starts the BIND secondary of the first node and, with
+// several nodes, a Knot secondary of all of them that asks the second
+// first (as an operator lists every cnsd as a primary): it takes the
+// commits a follower serves. The nodes' ports were picked free but are
+// not bound until the nodes start, so a secondary may be handed one of
+// them: then the nodes get new ports and the secondaries start again.
+func (e *env) startSecondaries() {
 	for range 5 {
-		first, err := netip.ParseAddrPort(e.nodes[0].dns)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		e.bind = secondarytest.StartBIND(e.t, secondarytest.Config{Primary: first, Catalog: catalogZone})
-		port := strconv.Itoa(int(e.bind.Addr().Port()))
-		taken := false
+		var primaries []netip.AddrPort
 		for _, nd := range e.nodes {
-			taken = taken || strings.HasSuffix(nd.dns, ":"+port) || strings.HasSuffix(nd.api, ":"+port)
+			p, err := netip.ParseAddrPort(nd.dns)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			primaries = append(primaries, p)
 		}
-		if !taken {
+		e.bind = secondarytest.StartBIND(e.t, secondarytest.Config{Primary: primaries[0], Catalog: catalogZone, AllowTransfer: true})
+		started := []*secondarytest.Secondary{e.bind}
+		if len(primaries) > 1 {
+			more := append([]netip.AddrPort{primaries[0]}, primaries[2:]...)
+			e.knot = secondarytest.StartKnot(e.t, secondarytest.Config{Primary: primaries[1], MorePrimaries: more,
+				Catalog: catalogZone, AllowTransfer: true})
+			started = append(started, e.knot)
+		}
+		taken := ""
+		for _, sec := range started {
+			port := strconv.Itoa(int(sec.Addr().Port()))
+			for _, nd := range e.nodes {
+				if strings.HasSuffix(nd.dns, ":"+port) || strings.HasSuffix(nd.api, ":"+port) {
+					taken = port
+				}
+			}
+		}
+		if taken == "" {
 			return
 		}
-		e.t.Logf("BIND was given port %s, picked for a cnsd; picking the cnsd ports again", port)
-		e.bind.Stop()
+		e.t.Logf("a secondary was given port %s, picked for a cnsd; picking the cnsd ports again", taken)
+		for _, sec := range started {
+			sec.Stop()
+		}
 		for _, nd := range e.nodes {
 			nd.dns = fmt.Sprintf("127.0.0.1:%d", freePort(e.t))
 			nd.api = fmt.Sprintf("http://127.0.0.1:%d", freePort(e.t))
 		}
 	}
-	e.t.Fatal("BIND kept being given the cnsd's ports")
+	e.t.Fatal("the secondaries kept being given the cnsd's ports")
+}
+
+// secondaries are the secondaries running, by name.
+func (e *env) secondaries() map[string]*secondarytest.Secondary {
+	s := map[string]*secondarytest.Secondary{"BIND": e.bind}
+	if e.knot != nil {
+		s["Knot"] = e.knot
+	}
+	return s
+}
+
+// secondaryAddrs are the secondaries' addresses, the nodes' peers.
+func (e *env) secondaryAddrs() []string {
+	var addrs []string
+	for _, sec := range e.secondaries() {
+		addrs = append(addrs, sec.Addr().String())
+	}
+	slices.Sort(addrs)
+	return addrs
 }
 
 // storeJSON is node i's store configuration.
@@ -178,17 +219,19 @@ func (e *env) storeJSON(i int) string {
 	return fmt.Sprintf(`{"path": %q}`, filepath.Join(e.storeDir, fmt.Sprintf("cnsd%d.db", i)))
 }
 
-// waitServing waits until nd answers the forward zone's SOA and BIND has
-// loaded it from the catalog.
+// waitServing waits until nd answers the forward zone's SOA and the
+// secondaries have loaded it from the catalog.
 func (e *env) waitServing(nd *node) {
 	e.t.Helper()
-	e.waitFor(90*time.Second, nd.name+" and BIND to serve "+forwardZone, func() string {
+	e.waitFor(90*time.Second, nd.name+" and the secondaries to serve "+forwardZone, func() string {
 		s, ok := soaSerial(nd.dns, forwardZone)
 		if !ok {
 			return nd.name + " does not answer"
 		}
-		if b, ok := soaSerial(e.bind.Addr().String(), forwardZone); !ok || b != s {
-			return fmt.Sprintf("BIND has serial %d (answers %v), %s %d", b, ok, nd.name, s)
+		for name, sec := range e.secondaries() {
+			if b, ok := soaSerial(sec.Addr().String(), forwardZone); !ok || b != s {
+				return fmt.Sprintf("%s has serial %d (answers %v), %s %d", name, b, ok, nd.name, s)
+			}
 		}
 		return ""
 	})

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -25,7 +26,7 @@ type node struct {
 	store   string // the store's JSON configuration
 	cfg     string // configuration file
 	logPath string
-	peers   bool // BIND is its secondary
+	peers   bool // the secondaries are its peers
 
 	mu     sync.Mutex // guards cmd and exited
 	cmd    *exec.Cmd
@@ -73,12 +74,17 @@ func keepLog(t *testing.T, path, name string) {
 	}
 }
 
-// writeConfig writes the node's configuration; secondary is BIND's
-// address, told to the node as the peer of every zone when it has peers.
-func (nd *node) writeConfig(secondary string) {
+// writeConfig writes the node's configuration; secondaries are the
+// addresses told to the node as the peers of every zone when it has
+// peers.
+func (nd *node) writeConfig(secondaries ...string) {
 	peers := "[]"
 	if nd.peers {
-		peers = fmt.Sprintf("[%q]", secondary)
+		quoted := make([]string, len(secondaries))
+		for i, a := range secondaries {
+			quoted[i] = strconv.Quote(a)
+		}
+		peers = "[" + strings.Join(quoted, ", ") + "]"
 	}
 	cfg := fmt.Sprintf(`{
   "my_name": "ns0.faults.example.test",

@@ -60,11 +60,16 @@ func StartBINDWith(t testing.TB, cfg Config, statements string) *Secondary {
 // fight over port 953.
 func bindConf(dir string, addr netip.AddrPort, cfg Config) string {
 	var b strings.Builder
-	primaries := fmt.Sprintf("%s port %d", cfg.Primary.Addr(), cfg.Primary.Port())
+	key := ""
 	if cfg.TSIG != nil {
 		fmt.Fprintf(&b, "key %q {\n\talgorithm %s;\n\tsecret %q;\n};\n", bare(fqdn(cfg.TSIG.Name)), cfg.TSIG.Algorithm, cfg.TSIG.Secret)
-		primaries += fmt.Sprintf(" key %q", bare(fqdn(cfg.TSIG.Name)))
+		key = fmt.Sprintf(" key %q", bare(fqdn(cfg.TSIG.Name)))
 	}
+	var each []string
+	for _, p := range append([]netip.AddrPort{cfg.Primary}, cfg.MorePrimaries...) {
+		each = append(each, fmt.Sprintf("%s port %d%s", p.Addr(), p.Port(), key))
+	}
+	primaries := strings.Join(each, "; ")
 	fmt.Fprintf(&b, `controls { };
 options {
 	directory %q;

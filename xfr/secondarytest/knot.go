@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -55,14 +56,20 @@ database:
 			fqdn(cfg.TSIG.Name), cfg.TSIG.Algorithm, cfg.TSIG.Secret)
 		keyRef = "\n    key: " + fqdn(cfg.TSIG.Name)
 	}
-	fmt.Fprintf(&b, "remote:\n  - id: primary\n    address: %s@%d%s\n\n",
-		cfg.Primary.Addr(), cfg.Primary.Port(), keyRef)
-	// NOTIFY comes from the primary's address but not its port; it may
-	// be signed or not.
-	fmt.Fprintf(&b, "acl:\n  - id: notify\n    address: %s\n    action: notify\n", cfg.Primary.Addr())
+	var addrs, hosts []string
+	for _, p := range append([]netip.AddrPort{cfg.Primary}, cfg.MorePrimaries...) {
+		addrs = append(addrs, fmt.Sprintf("%s@%d", p.Addr(), p.Port()))
+		if h := p.Addr().String(); !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+	}
+	fmt.Fprintf(&b, "remote:\n  - id: primary\n    address: [%s]%s\n\n", strings.Join(addrs, ", "), keyRef)
+	// NOTIFY comes from the primaries' addresses but not their ports; it
+	// may be signed or not.
+	fmt.Fprintf(&b, "acl:\n  - id: notify\n    address: [%s]\n    action: notify\n", strings.Join(hosts, ", "))
 	acls := "[notify"
 	if cfg.TSIG != nil {
-		fmt.Fprintf(&b, "  - id: notify-signed\n    address: %s\n    action: notify%s\n", cfg.Primary.Addr(), keyRef)
+		fmt.Fprintf(&b, "  - id: notify-signed\n    address: [%s]\n    action: notify%s\n", strings.Join(hosts, ", "), keyRef)
 		acls += ", notify-signed"
 	}
 	if cfg.AllowTransfer {

@@ -24,6 +24,10 @@ type Config struct {
 	// Primary is the address the secondary transfers from and accepts
 	// NOTIFY from.
 	Primary netip.AddrPort
+	// MorePrimaries are further primaries of every zone, asked after
+	// Primary (BIND and Knot; the others ignore them): a secondary of
+	// several cnsd sharing one store.
+	MorePrimaries []netip.AddrPort
 	// Zones are the zones to serve as a secondary, with or without the
 	// trailing dot.
 	Zones []string
