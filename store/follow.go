@@ -67,8 +67,14 @@ func (s *Store) catchUp(ctx context.Context, f Follower) error {
 	set := map[string]*Snapshot{}
 	listed := map[string]bool{}
 	var errs []error
+	stored := s.unconfirmedSerialsLocked(ctx, f)
 	for _, zone := range names {
 		listed[zone] = true
+		if st, ok := stored[zone]; ok && behind(st, cur[zone].serial) {
+			// Not past the served serial yet: no need to load it.
+			errs = append(errs, backendBehind(zone, st, cur[zone].serial))
+			continue
+		}
 		next, err := s.followZoneLocked(ctx, f, zone, cur[zone])
 		if err != nil {
 			errs = append(errs, err)
@@ -138,7 +144,7 @@ func (s *Store) followZoneLocked(ctx context.Context, f Follower, zone string, s
 	case err != nil:
 		return snap, fmt.Errorf("follow zone %s since %d: %w", zone, since, err)
 	case zd != nil && snap != nil && behind(zd.Serial, snap.serial):
-		return snap, &behindError{zone, fmt.Sprintf("follow zone %s: the backend holds serial %d, behind the served %d: %v", zone, zd.Serial, snap.serial, errBackendBehind)}
+		return snap, backendBehind(zone, zd.Serial, snap.serial)
 	case zd != nil && snap == nil && s.droppedAtOrAbove(zone, zd.Serial):
 		return nil, &behindError{zone, fmt.Sprintf("follow zone %s: the backend holds serial %d of a zone dropped at %d: %v", zone, zd.Serial, s.dropped[zone], errBackendBehind)}
 	case zd != nil:
@@ -186,7 +192,7 @@ func (s *Store) confirmZoneLocked(ctx context.Context, f Follower, zone string, 
 		if whole != nil {
 			at = whole.serial
 		}
-		return snap, &behindError{zone, fmt.Sprintf("follow zone %s: the backend holds serial %d, behind the served %d: %v", zone, at, snap.serial, errBackendBehind)}
+		return snap, backendBehind(zone, at, snap.serial)
 	case whole.serial == snap.serial && !sameRecords(whole, snap):
 		s.log.Warn("the backend holds the served serial of a zone with other records (a writer that missed this process's commits reached it): serving the zone as it was until the writer raises it past",
 			"zone", zone, "serial", snap.serial)
@@ -211,6 +217,36 @@ func (s *Store) confirmZoneLocked(ctx context.Context, f Follower, zone string, 
 		whole.journal = kept
 	}
 	return whole, nil
+}
+
+// unconfirmedSerialsLocked returns the backend's serials of the
+// unconfirmed zones (Store.unconfirmed) that it holds, when there are
+// such zones and f lists serials cheaply: an unconfirmed zone is taken
+// whole, so one the backend still holds behind the served serial (until
+// the writer writes it back or raises it) is not loaded at every wake.
+func (s *Store) unconfirmedSerialsLocked(ctx context.Context, f Follower) map[string]Serial {
+	sl, ok := f.(SerialLister)
+	if !ok || len(s.unconfirmed) == 0 {
+		return nil
+	}
+	all, err := sl.Serials(ctx)
+	if err != nil {
+		return nil // each zone is followed as without them
+	}
+	cur := *s.zones.Load()
+	stored := map[string]Serial{}
+	for zone := range s.unconfirmed {
+		if st, ok := all[zone]; ok && cur[zone] != nil {
+			stored[zone] = st
+		}
+	}
+	return stored
+}
+
+// backendBehind is the error of a zone the backend holds at serial at,
+// behind the served one.
+func backendBehind(zone string, at, served Serial) error {
+	return &behindError{zone, fmt.Sprintf("follow zone %s: the backend holds serial %d, behind the served %d: %v", zone, at, served, errBackendBehind)}
 }
 
 // sameRecords reports whether a and b hold the same records.

@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -176,5 +177,48 @@ func TestFollowJournalGap(t *testing.T) {
 	}
 	if d := sameAs(w, f); d != "" {
 		t.Errorf("after a gap the follower differs: %s", d)
+	}
+}
+
+// sinceCounter is a Follower counting the zones asked for by Since.
+type sinceCounter struct {
+	*Memory
+	calls atomic.Int64
+}
+
+func (c *sinceCounter) Since(ctx context.Context, zone string, since Serial) ([]Diff, *ZoneData, error) {
+	c.calls.Add(1)
+	return c.Memory.Since(ctx, zone, since)
+}
+
+// TestFollowerUnconfirmedBehindNotLoaded: a zone a follower served beyond
+// the store after lost commits is not loaded from the backend at each
+// catch-up while the backend's serial (listed cheaply) is still behind;
+// once the writer writes past it, it is taken whole.
+func TestFollowerUnconfirmedBehindNotLoaded(t *testing.T) {
+	m, n, f, served := afterLostCommits(t, contrib("vm2", map[string][]Record{zoneFwd: {fwd("vm2", "two", "192.0.2.2")}}))
+	c := &sinceCounter{Memory: m}
+	ctx := context.Background()
+	for range 5 {
+		if err := f.catchUp(ctx, c); !errors.Is(err, errBackendBehind) {
+			t.Fatalf("catch-up with the backend behind: %v, want errBackendBehind", err)
+		}
+	}
+	if got := c.calls.Load(); got != 0 {
+		t.Errorf("%d zone loads while the backend was behind, want none", got)
+	}
+	if got := f.Snapshot(zoneFwd).Serial(); got != served {
+		t.Fatalf("follower serves %d, want %d as before", got, served)
+	}
+	commit(t, n, contrib("vm4", map[string][]Record{zoneFwd: {fwd("vm4", "four", "192.0.2.4")}}))
+	commit(t, n, contrib("vm5", map[string][]Record{zoneFwd: {fwd("vm5", "five", "192.0.2.5")}}))
+	if !served.Less(n.Snapshot(zoneFwd).Serial()) {
+		t.Fatalf("writer at %d, not past %d", n.Snapshot(zoneFwd).Serial(), served)
+	}
+	if err := f.catchUp(ctx, c); err != nil {
+		t.Fatalf("catch-up with the backend past: %v", err)
+	}
+	if got, want := len(all(f, zoneFwd)), len(all(n, zoneFwd)); got != want || f.Snapshot(zoneFwd).Serial() != n.Snapshot(zoneFwd).Serial() {
+		t.Errorf("follower at %d with %d records, the writer at %d with %d", f.Snapshot(zoneFwd).Serial(), got, n.Snapshot(zoneFwd).Serial(), want)
 	}
 }
