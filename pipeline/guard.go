@@ -48,6 +48,12 @@ type hold struct {
 	// a VM that is gone.
 	held  map[string]zonegen.Contribution
 	zones []HeldZone
+	// unverified are the VMs a held listing left out that VMAPI is being
+	// asked about (Config.Verify): their removal waits for VMAPI's
+	// answer (their own change or removal, which releases them) even
+	// once what is left of the hold no longer deletes en masse, since a
+	// listing that was short once is not taken at its word for the rest.
+	unverified map[string]bool
 }
 
 // guard sends the contributions of a bulk change to the store unless they
@@ -71,7 +77,7 @@ func (p *Pipeline) guard(now time.Time, cause string, cs []zonegen.Contribution,
 		old := h
 		h = &hold{cause: cause, since: now, held: make(map[string]zonegen.Contribution, len(cs))}
 		if old != nil {
-			h.since, h.zones = old.since, old.zones
+			h.since, h.zones, h.unverified = old.since, old.zones, old.unverified
 		}
 		p.holds[cause] = h
 	}
@@ -155,7 +161,7 @@ func (p *Pipeline) settle(h *hold, now time.Time) {
 	over := p.overLimit(removed)
 	pass := make([]zonegen.Contribution, 0, len(h.held))
 	for vm, c := range h.held {
-		if !removesFrom(byVM[vm], over) {
+		if !removesFrom(byVM[vm], over) && !(h.unverified[vm] && len(byVM[vm]) > 0) {
 			pass = append(pass, c)
 		}
 	}
@@ -177,7 +183,11 @@ func (p *Pipeline) settle(h *hold, now time.Time) {
 	// One line when the hold begins or its zones change: under churn its
 	// counts change with every settle, and Holds (the API, cnsadm status)
 	// gives them as they are.
-	if !slices.EqualFunc(h.zones, over, func(a, b HeldZone) bool { return a.Zone == b.Zone }) {
+	switch {
+	case len(over) == 0 && len(h.zones) > 0:
+		p.log.Info("mass deletion no longer held; the VMs the listing left out wait for VMAPI's answer about each",
+			"cause", h.cause, "vms", len(h.held), "since", h.since)
+	case len(over) > 0 && !slices.EqualFunc(h.zones, over, func(a, b HeldZone) bool { return a.Zone == b.Zone }):
 		p.log.Warn("mass deletion held: confirm it or wait for the condition to clear",
 			"cause", h.cause, "vms", len(h.held), "zones", describe(over), "share", p.settings.MassDeleteShare)
 	}
@@ -265,6 +275,7 @@ func describe(zones []HeldZone) string {
 // The caller holds mu.
 func (p *Pipeline) release(vm string, now time.Time) {
 	for _, h := range p.holds {
+		delete(h.unverified, vm)
 		if _, ok := h.held[vm]; ok {
 			delete(h.held, vm)
 			p.settle(h, now)

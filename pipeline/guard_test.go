@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -115,15 +116,24 @@ func TestRelistHoldVerifiedGone(t *testing.T) {
 // TestRelistHoldVerifiedPresent: a listing that leaves out VMs VMAPI
 // still has (the failure the guard is for) is held, and asking VMAPI
 // about each puts them back: no record is lost, and nothing is left for
-// an operator.
+// an operator. VMAPI answers about web2 last: once web1 and db1 are back,
+// what is left of the hold (web2's removal) no longer deletes en masse,
+// but it still waits for VMAPI's answer about web2, since the listing
+// that left it out was wrong about the others.
 func TestRelistHoldVerifiedPresent(t *testing.T) {
 	s := rulesSettings()
 	w := newWorld(t, rulesFixture())
 	w.verify = true
 	hidden := map[string]bool{web1: true, web2: true, db1: true}
 	var hide atomic.Bool
+	web2Gate := make(chan struct{})
+	var closeGate sync.Once
+	openGate := func() { closeGate.Do(func() { close(web2Gate) }) }
 	cloud := w.cloud.Handler()
 	short := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/vms/"+web2 && hide.Load() {
+			<-web2Gate
+		}
 		if r.URL.Path != "/vms" || !hide.Load() {
 			cloud.ServeHTTP(rw, r)
 			return
@@ -139,15 +149,32 @@ func TestRelistHoldVerifiedPresent(t *testing.T) {
 		_ = json.NewEncoder(rw).Encode(page)
 	}))
 	t.Cleanup(short.Close)
+	t.Cleanup(openGate)
 	w.url = short.URL
 	w.start(s, store.NewMemory())
 	w.waitOracle(s)
 	before := w.records()
 	hide.Store(true)
 	w.cloud.DisconnectAll()
-	w.waitFor("the held re-list verified away", func() bool {
-		return strings.Contains(w.logs.String(), "mass deletion held") && len(w.p.Holds()) == 0 && w.p.Idle()
+	w.waitFor("web1 and db1 verified, web2 not", func() bool {
+		if !strings.Contains(w.logs.String(), "mass deletion held") || !w.p.Idle() {
+			return false
+		}
+		for _, h := range w.p.Holds() {
+			if slices.Contains(h.VMs, web1) || slices.Contains(h.VMs, db1) {
+				return false
+			}
+		}
+		return true
 	})
+	if got := w.records(); !equalRecords(got, before) {
+		t.Errorf("records changed before VMAPI answered about web2")
+	}
+	if h := w.p.Holds(); len(h) != 1 || !slices.Equal(h[0].VMs, []string{web2}) || len(h[0].Zones) != 0 {
+		t.Errorf("holds while VMAPI has not answered about web2: %+v, want web2 waiting, no zone over the limit", h)
+	}
+	openGate()
+	w.waitFor("the held re-list verified away", func() bool { return len(w.p.Holds()) == 0 && w.p.Idle() })
 	if got := w.records(); !equalRecords(got, before) {
 		t.Errorf("records changed by a listing that left out VMs VMAPI has")
 	}

@@ -383,7 +383,9 @@ func (p *Pipeline) applyListing(ctx context.Context, l feed.VMListing, sg *stagi
 // that leaves out VMs VMAPI still has (the failure the guard is for) is
 // then corrected VM by VM, and VMs really gone are removed without an
 // operator, each on VMAPI's own word (GET /vms/:uuid: destroyed or
-// unknown), as a change item about them would. The caller holds mu.
+// unknown), as a change item about them would. They are marked in the
+// hold: their removal waits for that answer even after what is left of
+// the hold no longer deletes en masse. The caller holds mu.
 func (p *Pipeline) toVerify(gone []string) []string {
 	h := p.holds[CauseRelist]
 	if p.cfg.Verify == nil || h == nil {
@@ -393,6 +395,10 @@ func (p *Pipeline) toVerify(gone []string) []string {
 	for _, uuid := range gone {
 		if _, held := h.held[uuid]; held {
 			ask = append(ask, uuid)
+			if h.unverified == nil {
+				h.unverified = map[string]bool{}
+			}
+			h.unverified[uuid] = true
 		}
 	}
 	return ask
