@@ -162,6 +162,20 @@ func (w *serialWatch) end() {
 	<-w.done
 }
 
+// servedBy returns the latest serial the watch saw the server called
+// name serve, by zone.
+func (w *serialWatch) servedBy(name string) map[string]uint32 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := map[string]uint32{}
+	for key, s := range w.last {
+		if server, zone, ok := strings.Cut(key, " "); ok && server == name {
+			out[zone] = s
+		}
+	}
+	return out
+}
+
 // found returns the regressions seen so far.
 func (w *serialWatch) found() []string {
 	w.mu.Lock()

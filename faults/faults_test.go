@@ -34,6 +34,7 @@ func TestFaults(t *testing.T) {
 	scenario(t, "redis-hang", redisHang)
 	scenario(t, "sentinel-failover", sentinelFailover)
 	scenario(t, "writer-kill", writerKill)
+	scenario(t, "redis-rollback", redisRollback)
 	scenario(t, "changefeed-cut", changefeedCut)
 	scenario(t, "cloud-errors", cloudErrors)
 	scenario(t, "ufds-down", ufdsDown)
@@ -139,6 +140,78 @@ func writerKill(t *testing.T) {
 			return "no writer"
 		})
 		t.Logf("taken over after %v", time.Since(killed).Round(10*time.Millisecond))
+		w.start()
+	}
+	time.Sleep(3 * time.Second)
+	e.finish()
+}
+
+// redisRollback: of two cnsd on one Redis, the writer is SIGKILLed and
+// Redis comes back from its files of a few seconds before (a restore, or
+// a replica that was behind), under churn: the commits of those seconds
+// are lost. The follower was stopped (SIGSTOP, a slow or cut-off host)
+// while they were made, so only the secondaries hold some of them (BIND,
+// whose primary is the writer; Knot, which asks the follower first and
+// then the writer). The follower, let go, takes over knowing nothing of
+// them: it must not reuse their serials with other records, and must
+// find the secondaries ahead of zones that do not change and raise them
+// past. The killed node is started again once the new writer's serials
+// have passed every one it served and the secondaries hold (before that
+// it would serve the older serials Redis came back with, a process that
+// starts again knowing only the store, and BIND, whose primary it is,
+// would log them as lower than its own, which the scenario's end counts
+// as a failure).
+func redisRollback(t *testing.T) {
+	e := newEnv(t, envOptions{redis: true, nodes: 2})
+	e.churn(churnRate)
+	for i := range repeat(3, 1) {
+		time.Sleep(3 * time.Second)
+		w := e.writerNode()
+		saved := t.TempDir()
+		e.redis.Kill()
+		if err := e.redis.SaveFiles(saved); err != nil {
+			t.Fatal(err)
+		}
+		e.redis.Restart()
+		var others []*node
+		for _, nd := range e.nodes {
+			if nd != w {
+				nd.pause()
+				others = append(others, nd)
+			}
+		}
+		time.Sleep(3 * time.Second) // the commits to lose
+		t.Logf("rollback %d: %s, the writer, killed; redis-server back from its files of 3 s before", i+1, w.name)
+		w.kill()
+		e.redis.Kill()
+		if err := e.redis.RestoreFiles(saved); err != nil {
+			t.Fatal(err)
+		}
+		e.redis.Restart()
+		for _, nd := range others {
+			nd.resume()
+		}
+		served := e.watch.servedBy(w.name)
+		e.waitFor(60*time.Second, "another node to take over and pass the serials "+w.name+" served and the secondaries hold", func() string {
+			for _, nd := range others {
+				if !nd.alive() || !nd.writer() {
+					continue
+				}
+				for zone, s := range served {
+					got, ok := soaSerial(nd.dns, zone)
+					if ok && serialLess(got, s) {
+						return fmt.Sprintf("%s serves %s at %d, %s served %d", nd.name, zone, got, w.name, s)
+					}
+					for name, sec := range e.secondaries() {
+						if held, hok := soaSerial(sec.Addr().String(), zone); ok && hok && serialLess(got, held) {
+							return fmt.Sprintf("%s serves %s at %d, %s holds %d", nd.name, zone, got, name, held)
+						}
+					}
+				}
+				return ""
+			}
+			return "no writer"
+		})
 		w.start()
 	}
 	time.Sleep(3 * time.Second)

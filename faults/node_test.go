@@ -159,6 +159,20 @@ func (nd *node) alive() bool {
 }
 
 // signal sends sig to the process and waits for it to end.
+// pause stops the process (SIGSTOP) without ending it, as a slow or cut
+// off host would; resume continues it.
+func (nd *node) pause()  { nd.send(syscall.SIGSTOP) }
+func (nd *node) resume() { nd.send(syscall.SIGCONT) }
+
+func (nd *node) send(sig syscall.Signal) {
+	nd.mu.Lock()
+	cmd := nd.cmd
+	nd.mu.Unlock()
+	if cmd != nil {
+		_ = cmd.Process.Signal(sig)
+	}
+}
+
 func (nd *node) signal(sig syscall.Signal) {
 	nd.mu.Lock()
 	cmd, exited := nd.cmd, nd.exited

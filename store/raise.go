@@ -9,6 +9,10 @@ import (
 // ErrNoZone: the zone asked for is not in the store.
 var ErrNoZone = errors.New("store: no such zone")
 
+// ErrHinted: RaiseSerial on a following Store has told the writer of the
+// serial to pass (SerialHinter), which it does at its next Verify.
+var ErrHinted = errors.New("store: this process does not write; the writer was told of the serial to pass")
+
 // maxSerialStep is the largest increase RFC 1982 can order: a serial
 // 2^31 or more ahead of another compares as not newer.
 const maxSerialStep = 1<<31 - 1
@@ -28,13 +32,16 @@ const maxSerialStep = 1<<31 - 1
 // steps of RFC 1982 §7 and RFC 1912 §2.2). A zone whose serial is already
 // past above is left alone (reached, its current serial).
 //
-// Only the writer raises serials: a following store returns
-// ErrFollowing, and a zone the store does not hold ErrNoZone.
+// Only the writer raises serials: a following store tells the writer
+// through a backend that takes hints (SerialHinter; the writer's Verify
+// raises the zone past it) and returns ErrHinted, or returns ErrFollowing
+// when the backend takes none; a zone the store does not hold gives
+// ErrNoZone.
 func (s *Store) RaiseSerial(ctx context.Context, zone string, above Serial) (serial Serial, reached bool, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.following {
-		return 0, false, ErrFollowing
+		return 0, false, s.askWriterLocked(ctx, zone, above)
 	}
 	if s.stale {
 		if err := s.reloadLocked(ctx); err != nil {
@@ -48,6 +55,26 @@ func (s *Store) RaiseSerial(ctx context.Context, zone string, above Serial) (ser
 		return 0, false, fmt.Errorf("raise serial of %s: %w", zone, err)
 	}
 	return s.raiseLocked(ctx, zone, above)
+}
+
+// AskWriterToRaise is RaiseSerial for a Store that does not write,
+// whether it follows yet or not: it never writes, only tells the writer
+// (ErrHinted), or returns ErrFollowing when the backend takes no hints.
+func (s *Store) AskWriterToRaise(ctx context.Context, zone string, above Serial) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.askWriterLocked(ctx, zone, above)
+}
+
+func (s *Store) askWriterLocked(ctx context.Context, zone string, above Serial) error {
+	h, ok := s.b.(SerialHinter)
+	if !ok {
+		return ErrFollowing
+	}
+	if err := h.HintSerial(ctx, zone, above); err != nil {
+		return fmt.Errorf("raise serial of %s above %d: tell the writer: %w", zone, above, err)
+	}
+	return ErrHinted
 }
 
 // raiseLocked is RaiseSerial after the held commit and the lost zones

@@ -90,7 +90,18 @@ func TestRaiseSerial(t *testing.T) {
 			t.Fatal("Follow did not start")
 		}
 	}
-	if _, _, err := follower.RaiseSerial(t.Context(), zone, ahead+100); !errors.Is(err, ErrFollowing) {
-		t.Errorf("a following store raised: %v, want ErrFollowing", err)
+	// A follower does not raise; it tells the writer, whose Verify
+	// raises past the serial.
+	if _, _, err := follower.RaiseSerial(t.Context(), zone, ahead+100); !errors.Is(err, ErrHinted) {
+		t.Fatalf("a following store raised: %v, want ErrHinted", err)
+	}
+	if h, _ := mem.SerialHints(t.Context()); h[zone] != ahead+100 {
+		t.Fatalf("hints after a follower's raise: %v, want %s at %d", h, zone, ahead+100)
+	}
+	if _, err := s.Verify(t.Context()); err != nil {
+		t.Fatalf("writer Verify: %v", err)
+	}
+	if got := s.Snapshot(zone).Serial(); !(ahead + 100).Less(got) {
+		t.Errorf("writer at %d after the follower's hint, want past %d", got, ahead+100)
 	}
 }

@@ -207,7 +207,7 @@ func (s *Store) raiseHintedLocked(ctx context.Context) error {
 				errs = append(errs, err)
 				continue
 			}
-			s.log.Warn("serial raised past one a follower serves or saw the zone dropped at (a failover lost commits)",
+			s.log.Warn("serial raised past one a follower serves, saw the zone dropped at, or saw a secondary serve (a failover lost commits)",
 				"zone", zone, "follower_serial", above, "serial", serial)
 			if !reached {
 				continue // the second step comes with the next Verify

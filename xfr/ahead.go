@@ -115,6 +115,10 @@ func (t *tracker) raise(ctx context.Context, addr netip.AddrPort, zone string, a
 		return
 	}
 	switch {
+	case errors.Is(err, store.ErrHinted):
+		pz.ahead.refused = true // once per incident
+		t.s.log.Info("told the writer to raise the serial past a secondary's; this process does not write",
+			"zone", zone, "peer", addr.String(), "serial", above)
 	case errors.Is(err, store.ErrFollowing) || !ok:
 		pz.ahead.refused = true
 		t.s.log.Info("not raising the serial past a secondary's: this process does not write; the writer does",
@@ -169,4 +173,55 @@ func (t *tracker) startLocked(addr netip.AddrPort, zone string, pz *peerZone) {
 		pz.running = true
 		go t.work(t.ctx, addr, zone)
 	}
+}
+
+// recheckConcurrency bounds the SOA queries RecheckPeers has in flight.
+const recheckConcurrency = 8
+
+// RecheckPeers asks every secondary of every zone, once, for the serial
+// it serves, and goes on polling the ones not at the zone's serial, as
+// after a NOTIFY. A process calls it when it takes the writer lease: a
+// secondary that took a commit a failover then lost from the previous
+// writer is ahead of a zone that may not change for a long time, and
+// only polls find it (then the serial is raised past it, ahead.go); the
+// tracker otherwise polls a secondary only after a change of the zone.
+func (s *Server) RecheckPeers() {
+	t := s.peers
+	type peerZoneKey struct {
+		addr netip.AddrPort
+		zone string
+	}
+	t.mu.Lock()
+	ctx := t.ctx
+	var keys []peerZoneKey
+	for addr, p := range t.peers {
+		for zone, pz := range p.zones {
+			if !pz.stale {
+				keys = append(keys, peerZoneKey{addr, zone})
+			}
+		}
+	}
+	t.mu.Unlock()
+	if ctx == nil || len(keys) == 0 {
+		return
+	}
+	go func() {
+		sem := make(chan struct{}, recheckConcurrency)
+		for _, k := range keys {
+			select {
+			case <-ctx.Done():
+				return
+			case sem <- struct{}{}:
+			}
+			go func() {
+				defer func() { <-sem }()
+				t.poll(ctx, k.addr, k.zone)
+				t.mu.Lock()
+				if pz := t.zoneLocked(k.addr, k.zone); pz != nil {
+					t.startLocked(k.addr, k.zone, pz)
+				}
+				t.mu.Unlock()
+			}()
+		}
+	}()
 }

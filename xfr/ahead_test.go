@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -107,6 +108,41 @@ func TestSecondaryAheadReader(t *testing.T) {
 	}
 }
 
+// hintingSource is the store of a follower on a backend that takes
+// hints: RaiseSerial tells the writer (store.ErrHinted); calls counts.
+type hintingSource struct {
+	*store.Store
+	calls *atomic.Int32
+}
+
+func (h hintingSource) RaiseSerial(context.Context, string, store.Serial) (store.Serial, bool, error) {
+	h.calls.Add(1)
+	return 0, false, store.ErrHinted
+}
+
+// TestSecondaryAheadFollowerHints: a process that does not write, on a
+// store through which it can tell the writer, tells it once per
+// incident, however many polls find the secondary ahead.
+func TestSecondaryAheadFollowerHints(t *testing.T) {
+	st := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	calls := &atomic.Int32{}
+	f, _, logs, _ := startAhead(t, hintingSource{st, calls}, uint32(st.Snapshot("example.test.").Serial())+1000)
+	eventually(t, "the writer told", func() bool {
+		return len(logs.Lines("told the writer to raise the serial", "zone=example.test.")) == 1
+	}, logs.String)
+	f.mu.Lock()
+	polls := f.polls
+	f.mu.Unlock()
+	eventually(t, "ten more polls", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.polls >= polls+10
+	})
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the writer was told %d times in one incident, want once", n)
+	}
+}
+
 // TestSecondaryAheadByIXFR: a secondary that was current and then asks
 // for an IXFR from a serial ahead of the zone's — it was loaded from
 // elsewhere meanwhile — is polled again, found ahead, and the serial
@@ -156,4 +192,38 @@ func TestSecondaryAheadTwoSteps(t *testing.T) {
 		t.Errorf("raise lines %q, want a first step to %d then the second", raised, cur+1<<31-2)
 	}
 	eventually(t, "the NOTIFY of the final serial", func() bool { return slices.Contains(f.seen(), ahead+1) })
+}
+
+// TestRecheckPeersFindsAheadOfAnUnchangedZone: a secondary that went
+// ahead of a zone that has not changed since it was confirmed (it took a
+// commit from a writer whose store then lost it) is not polled again by
+// the tracker; RecheckPeers, called by a process that takes the writer
+// lease, finds it, and the serial is raised past it.
+func TestRecheckPeersFindsAheadOfAnUnchangedZone(t *testing.T) {
+	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
+	cur := uint32(src.Snapshot("example.test.").Serial())
+	f := startFake(t, nil)
+	f.mu.Lock()
+	f.serial, f.follow = cur, true
+	f.mu.Unlock()
+	logs := &logtest.Buffer{}
+	_, s := serveLogged(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, fastOptions,
+		slog.New(slog.NewTextHandler(logs, nil)))
+	eventually(t, "the secondary confirmed at the zone's serial", func() bool {
+		pz, _, _ := peerZoneOf(s, f.addr, "example.test.")
+		return pz.Serial == cur
+	}, logs.String)
+	f.mu.Lock()
+	f.serial, f.follow = cur+5, false // a lost commit, taken elsewhere
+	polls := f.polls
+	f.mu.Unlock()
+	s.RecheckPeers()
+	eventually(t, "the serial raised past the secondary's", func() bool {
+		return uint32(src.Snapshot("example.test.").Serial()) == cur+6
+	}, logs.String)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.polls < polls+2 {
+		t.Errorf("%d polls after RecheckPeers, want two at least (an incident needs two observations)", f.polls-polls)
+	}
 }

@@ -142,6 +142,11 @@ func lead(ctx context.Context, b backend, src *source, st *store.Store, epoch ui
 	defer release(ctx, b, epoch, log)
 	src.writer.Store(st)
 	defer src.writer.Store(nil)
+	if srv := conf.dns.srv.Load(); srv != nil {
+		// A secondary may hold a commit the previous writer made and a
+		// failover lost, in a zone that does not change now.
+		srv.RecheckPeers()
+	}
 	if st.Fresh() {
 		// Before the first commit: the zones it makes start above
 		// what the secondaries hold from an earlier store.

@@ -2,8 +2,6 @@ package main
 
 import (
 	"net/netip"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -13,7 +11,6 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/cnsd/cnsd/store"
-	"github.com/cnsd/cnsd/store/redistest"
 	"github.com/cnsd/cnsd/xfr/secondarytest"
 )
 
@@ -27,8 +24,8 @@ import (
 // again with other records, and BIND would keep the lost records as
 // current. BIND must come to serve the new writer's records.
 func TestLostCommitOnASecondary(t *testing.T) {
-	redisDir, backup := t.TempDir(), t.TempDir()
-	c := newCloudOnRedis(t, redistest.InDir(redisDir))
+	backup := t.TempDir()
+	c := newCloudOnRedis(t)
 	const zone = "cloud.example.test."
 	svc := func(name string) string { return name + ".svc." + cloudOwner + "." + zone }
 	ports := freePorts(t, 2)
@@ -57,7 +54,9 @@ func TestLostCommitOnASecondary(t *testing.T) {
 
 	// Redis's files as they are now, to come back to.
 	c.redis.Kill()
-	copyTree(t, redisDir, backup)
+	if err := c.redis.SaveFiles(backup); err != nil {
+		t.Fatal(err)
+	}
 	c.redis.Restart()
 
 	// The commit to lose: B does not see it, BIND takes it from A.
@@ -74,10 +73,9 @@ func TestLostCommitOnASecondary(t *testing.T) {
 	_ = aCmd.Process.Kill()
 	_ = aCmd.Wait()
 	c.redis.Kill()
-	if err := os.RemoveAll(redisDir); err != nil {
+	if err := c.redis.RestoreFiles(backup); err != nil {
 		t.Fatal(err)
 	}
-	copyTree(t, backup, redisDir)
 	c.redis.Restart()
 	setServices(t, c, "web,kept")
 	if err := bCmd.Process.Signal(syscall.SIGCONT); err != nil {
@@ -124,27 +122,4 @@ func axfrRecords(addr, zone string) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-// copyTree copies the files under src into dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		to := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(to, b, 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

@@ -81,12 +81,15 @@ func (s *source) follow(ctx context.Context, st *store.Store) {
 }
 
 // RaiseSerial raises a zone's serial past a secondary's with the writing
-// store; a process that does not hold the writer lease must not write,
-// and gets store.ErrFollowing: it only reports the secondary.
+// store; a process that does not hold the writer lease must not write:
+// its following store tells the writer through Redis (store.ErrHinted),
+// and before the zones are loaded it gets store.ErrFollowing.
 func (s *source) RaiseSerial(ctx context.Context, zone string, above store.Serial) (store.Serial, bool, error) {
-	w := s.writer.Load()
-	if w == nil {
-		return 0, false, store.ErrFollowing
+	if w := s.writer.Load(); w != nil {
+		return w.RaiseSerial(ctx, zone, above)
 	}
-	return w.RaiseSerial(ctx, zone, above)
+	if cur := s.cur.Load(); cur != nil {
+		return 0, false, cur.AskWriterToRaise(ctx, zone, above)
+	}
+	return 0, false, store.ErrFollowing
 }

@@ -205,7 +205,7 @@ func (s *Server) start() error {
 		"--bind", "127.0.0.1",
 		"--port", strconv.Itoa(s.port),
 		"--dir", s.dir,
-		"--logfile", filepath.Join(s.logs, "redis.log"),
+		"--logfile", filepath.Join(s.logs, logName),
 		"--daemonize", "no",
 	}
 	if s.sentinelConf != "" {
