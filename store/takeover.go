@@ -12,15 +12,16 @@
 // already caught up with by its own commits.
 //
 // So a writer opened with Options.TakeoverGap gives each zone, at its
-// first serial, at least TakeoverGap more than the latest serial known
-// for it when the Store opened (the backend's or, after OpenAfter, the
-// one this process served, or the floor of a dropped zone), and at least
-// TakeoverGap more than the time-based serial of that moment for a zone
-// not known then (a lost commit may have created it). Serials a lost
-// commit took lie in that gap unless more than TakeoverGap commits were
-// lost; none of them is ever taken again, and the journal holds no diff
-// from them, so a secondary at one of them is behind and is sent the
-// whole zone.
+// first serial, at least TakeoverGap more than the latest serial of any
+// zone known when the Store opened (the backend's or, after OpenAfter,
+// the ones this process served, and the floors of dropped zones), and
+// than the time-based serial of that moment. The previous writer took
+// its own gap the same way, and what it committed that survives is
+// among the serials known now; so its lost commits' serials lie below
+// the new gap's end unless more than TakeoverGap of them were lost, or
+// the backend came back older than that writer's first commit. None of
+// them is ever taken again, and the journal holds no diff from them, so
+// a secondary at one of them is behind and is sent the whole zone.
 
 package store
 
@@ -41,16 +42,28 @@ func (s *Store) setTakeoverFloorsLocked(now time.Time) {
 	if gap == 0 || s.opts.Epoch == 0 {
 		return
 	}
-	s.takeoverBase = TimeSerial(now) + gap
+	// A zone not known now may have been made by a lost commit of the
+	// previous writer, whose serials for a new zone started past every
+	// serial it knew (and past the clock): past the latest serial of any
+	// zone known now, which includes what that writer committed, and
+	// past the clock.
+	latest := TimeSerial(now)
 	floors := map[string]Serial{}
 	for zone, f := range s.dropped {
 		floors[zone] = f + gap
+		if latest.Less(f) {
+			latest = f
+		}
 	}
 	for zone, snap := range *s.zones.Load() {
 		if f, ok := floors[zone]; !ok || f.Less(snap.serial+gap) {
 			floors[zone] = snap.serial + gap
 		}
+		if latest.Less(snap.serial) {
+			latest = snap.serial
+		}
 	}
+	s.takeoverBase = latest + gap
 	s.takeoverFloors = floors
 }
 

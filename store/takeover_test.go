@@ -11,8 +11,8 @@ import (
 // new writer would take again with other records (the premise, checked
 // without a gap); with a TakeoverGap its first serial of each zone jumps
 // past them, the journal covers none of them, a zone it creates starts
-// past the time-based serial of its opening, and later commits go on by
-// one.
+// past the time-based serial of its opening and every serial it knew,
+// and later commits go on by one.
 func TestTakeoverGapSkipsLostSerials(t *testing.T) {
 	const gap = 10
 	lostWriter := func(t *testing.T) (*Memory, *fakeClock, Serial, Serial) {
@@ -81,6 +81,13 @@ func TestTakeoverGapSkipsLostSerials(t *testing.T) {
 	commit(t, n, other)
 	if got := n.Snapshot(zoneFwd).Serial(); got != stored+gap {
 		t.Errorf("first serial after the takeover %d, want %d (the stored serial, past the clock, + gap)", got, stored+gap)
+	}
+	// A zone new to the writer starts past the latest serial it knew of
+	// any zone (a lost commit of the writer before may have made it
+	// there), here ahead of the clock.
+	commit(t, n, contrib("vm5", map[string][]Record{zoneRev: {ptr("5."+zoneRev, "five."+zoneFwd, "vm5")}}))
+	if got := n.Snapshot(zoneRev).Serial(); got != stored+gap {
+		t.Errorf("a new zone starts at %d, want %d (the latest known serial + gap)", got, stored+gap)
 	}
 }
 
