@@ -208,7 +208,7 @@ func (s *Store) startLocked(p *zonePlan, now time.Time) {
 		next, prev = p.cur.clone(), p.cur.serial
 		base = prev
 	}
-	next.serial, next.committed = s.nextSerialLocked(p.zone, base, now), now
+	next.serial, next.committed = s.nextSerialLocked(base, now), now
 	if p.raise != 0 {
 		next.serial = p.raise
 	}

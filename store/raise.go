@@ -93,7 +93,7 @@ func (s *Store) raiseAboveLocked(ctx context.Context, zone string, above Serial,
 		return cur.serial, true, nil
 	}
 	now := s.opts.Clock()
-	next, reached := raiseTarget(cur.serial, above, s.nextSerialLocked(zone, cur.serial, now))
+	next, reached := raiseTarget(cur.serial, above, s.nextSerialLocked(cur.serial, now))
 	p := &zonePlan{zone: zone, cur: cur, set: map[string][]Record{}, ops: map[string][]op{}, raise: next}
 	s.buildLocked(p, now)
 	what := fmt.Sprintf("raise serial from %d to %d of", cur.serial, next)

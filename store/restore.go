@@ -61,7 +61,7 @@ func (s *Store) restoreLostLocked(ctx context.Context) error {
 			// serial, then drop it from there.
 			// l.stored is at or below the floor, or the zone would
 			// not be lost.
-			next := s.nextSerialLocked(zone, s.dropped[zone], now)
+			next := s.nextSerialLocked(s.dropped[zone], now)
 			changes = append(changes, ZoneChange{Zone: zone, Prev: l.stored, Next: next, Replace: true,
 				Diff: Diff{Zone: zone, From: l.stored, To: next}, KeepJournal: 1})
 			redrop = append(redrop, ZoneChange{Zone: zone, Prev: next, Next: next, Drop: true})

@@ -93,11 +93,9 @@ type Store struct {
 	overRRset map[string]bool
 	// restored counts the zones written back (ZonesRestored).
 	restored atomic.Int64
-	// takeoverBase and takeoverFloors bound the first serials of a
-	// writer with a TakeoverGap (takeover.go): takeoverBase for every
-	// zone (0: no gap), takeoverFloors for the zones known at Open.
-	takeoverBase   Serial
-	takeoverFloors map[string]Serial
+	// takeoverBase is the least first serial of every zone under a
+	// writer with a TakeoverGap (takeover.go); 0: no gap.
+	takeoverBase Serial
 
 	// zones is the published map zone → Snapshot. It is replaced whole,
 	// never modified, so one commit's zones switch together.

@@ -35,51 +35,33 @@ import "time"
 const DefaultTakeoverGap Serial = 1000
 
 // setTakeoverFloorsLocked computes, for a writer with a TakeoverGap, the
-// first serial each zone may take: from the zones published and the
+// first serial every zone may take: from the zones published and the
 // floors kept now, when the Store is opened.
 func (s *Store) setTakeoverFloorsLocked(now time.Time) {
 	gap := s.opts.TakeoverGap
 	if gap == 0 || s.opts.Epoch == 0 {
 		return
 	}
-	// A zone not known now may have been made by a lost commit of the
-	// previous writer, whose serials for a new zone started past every
-	// serial it knew (and past the clock): past the latest serial of any
-	// zone known now, which includes what that writer committed, and
-	// past the clock.
 	latest := TimeSerial(now)
-	floors := map[string]Serial{}
-	for zone, f := range s.dropped {
-		floors[zone] = f + gap
+	for _, f := range s.dropped {
 		if latest.Less(f) {
 			latest = f
 		}
 	}
-	for zone, snap := range *s.zones.Load() {
-		if f, ok := floors[zone]; !ok || f.Less(snap.serial+gap) {
-			floors[zone] = snap.serial + gap
-		}
+	for _, snap := range *s.zones.Load() {
 		if latest.Less(snap.serial) {
 			latest = snap.serial
 		}
 	}
 	s.takeoverBase = latest + gap
-	s.takeoverFloors = floors
 }
 
-// nextSerialLocked is the serial zone takes next when it is at base
+// nextSerialLocked is the serial a zone takes next when it is at base
 // (its serial, or its floor when it comes back): NextSerial, but never
-// below the zone's first serial after a takeover.
-func (s *Store) nextSerialLocked(zone string, base Serial, now time.Time) Serial {
+// below the first serial after a takeover.
+func (s *Store) nextSerialLocked(base Serial, now time.Time) Serial {
 	next := NextSerial(base, now)
-	if s.takeoverBase == 0 {
-		return next
-	}
-	floor := s.takeoverBase
-	if f, ok := s.takeoverFloors[zone]; ok && floor.Less(f) {
-		floor = f
-	}
-	if next.Less(floor) && uint32(floor-base) <= maxSerialStep {
+	if floor := s.takeoverBase; floor != 0 && next.Less(floor) && uint32(floor-base) <= maxSerialStep {
 		return floor
 	}
 	return next
