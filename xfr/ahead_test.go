@@ -77,6 +77,21 @@ func TestSecondaryAheadRaised(t *testing.T) {
 	}
 }
 
+// tenMorePolls waits until the fake secondary has been polled ten more
+// times and returns how many polls it had before them.
+func tenMorePolls(t *testing.T, f *fakeSecondary) int {
+	t.Helper()
+	f.mu.Lock()
+	polls := f.polls
+	f.mu.Unlock()
+	eventually(t, "ten more polls", func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.polls >= polls+10
+	})
+	return polls
+}
+
 // TestSecondaryAheadReader: a process that does not write reports a
 // secondary ahead (the error line, the count) and writes nothing.
 func TestSecondaryAheadReader(t *testing.T) {
@@ -86,14 +101,7 @@ func TestSecondaryAheadReader(t *testing.T) {
 	eventually(t, "the incident", func() bool {
 		return len(logs.Lines("not raising the serial", "zone=example.test.")) == 1
 	}, logs.String)
-	f.mu.Lock()
-	polls := f.polls
-	f.mu.Unlock()
-	eventually(t, "ten more polls", func() bool {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return f.polls >= polls+10
-	})
+	polls := tenMorePolls(t, f)
 	if got := st.Snapshot("example.test.").Serial(); got != cur {
 		t.Errorf("a reader changed the serial from %d to %d", cur, got)
 	}
@@ -130,14 +138,7 @@ func TestSecondaryAheadFollowerHints(t *testing.T) {
 	eventually(t, "the writer told", func() bool {
 		return len(logs.Lines("told the writer to raise the serial", "zone=example.test.")) == 1
 	}, logs.String)
-	f.mu.Lock()
-	polls := f.polls
-	f.mu.Unlock()
-	eventually(t, "ten more polls", func() bool {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return f.polls >= polls+10
-	})
+	tenMorePolls(t, f)
 	if n := calls.Load(); n != 1 {
 		t.Errorf("the writer was told %d times in one incident, want once", n)
 	}
