@@ -292,7 +292,7 @@ func OpenAfter(ctx context.Context, b Backend, opts Options, log *slog.Logger, p
 			"zones", s.describeLost())
 		s.publishLocked(set)
 	}
-	s.setTakeoverFloorsLocked(s.opts.Clock())
+	s.setTakeoverBaseLocked(s.opts.Clock())
 	return s, nil
 }
 

@@ -150,7 +150,7 @@ func Open(ctx context.Context, b Backend, opts Options, log *slog.Logger) (*Stor
 	}
 	s.checkRRsetsLocked(zones)
 	s.zones.Store(&zones)
-	s.setTakeoverFloorsLocked(opts.Clock())
+	s.setTakeoverBaseLocked(opts.Clock())
 	s.releaseAfterBuild(loaded)
 	return s, nil
 }

@@ -34,10 +34,10 @@ import "time"
 // seconds under three hours of clock.
 const DefaultTakeoverGap Serial = 1000
 
-// setTakeoverFloorsLocked computes, for a writer with a TakeoverGap, the
-// first serial every zone may take: from the zones published and the
-// floors kept now, when the Store is opened.
-func (s *Store) setTakeoverFloorsLocked(now time.Time) {
+// setTakeoverBaseLocked computes, for a writer with a TakeoverGap, the
+// least first serial of every zone (takeoverBase): from the zones
+// published and the floors kept now, when the Store is opened.
+func (s *Store) setTakeoverBaseLocked(now time.Time) {
 	gap := s.opts.TakeoverGap
 	if gap == 0 || s.opts.Epoch == 0 {
 		return

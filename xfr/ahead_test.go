@@ -203,13 +203,7 @@ func TestSecondaryAheadTwoSteps(t *testing.T) {
 func TestRecheckPeersFindsAheadOfAnUnchangedZone(t *testing.T) {
 	src := testStore(t, map[string][]string{"example.test.": {"a A 192.0.2.1"}})
 	cur := uint32(src.Snapshot("example.test.").Serial())
-	f := startFake(t, nil)
-	f.mu.Lock()
-	f.serial, f.follow = cur, true
-	f.mu.Unlock()
-	logs := &logtest.Buffer{}
-	_, s := serveLogged(t, parse(t, notifyConfig(t, f.addr.String(), "")+"}"), src, fastOptions,
-		slog.New(slog.NewTextHandler(logs, nil)))
+	f, s, logs, _ := startAhead(t, src, cur) // at the zone's serial, not ahead yet
 	eventually(t, "the secondary confirmed at the zone's serial", func() bool {
 		pz, _, _ := peerZoneOf(s, f.addr, "example.test.")
 		return pz.Serial == cur
