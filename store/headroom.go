@@ -171,6 +171,21 @@ func stopHeadroom() {
 	debug.SetGCPercent(100)
 }
 
+// StartAfresh stops the headroom controller, puts GOGC back to 100 and
+// forgets that a Store was ever opened, so that the next Open gives the
+// collector the start's headroom again, as in a new process. cnsd never
+// calls it: a process starts once. A benchmark that bootstraps several
+// times in one process calls it before each, so that every bootstrap is
+// measured as a process's first and not, after the first, without the
+// start's headroom (docs/BENCHMARKS.md, "Issue 18: every bootstrap of a
+// benchmark as a process's first").
+func StartAfresh() {
+	stopHeadroom()
+	headroom.mu.Lock()
+	headroom.booted = false
+	headroom.mu.Unlock()
+}
+
 func tickHeadroom() {
 	headroom.mu.Lock()
 	defer headroom.mu.Unlock()

@@ -104,10 +104,7 @@ func TestHeadroomFollowsLiveHeap(t *testing.T) {
 
 func TestHeadroomLeavesGOGCSetByTheOperator(t *testing.T) {
 	t.Setenv("GOGC", "300")
-	stopHeadroom() // the Stores other tests opened started it
-	headroom.mu.Lock()
-	headroom.booted = false
-	headroom.mu.Unlock()
+	StartAfresh() // the Stores other tests opened started it
 	for _, start := range []struct {
 		name string
 		f    func()
@@ -130,13 +127,7 @@ func TestHeadroomLeavesGOGCSetByTheOperator(t *testing.T) {
 // build's release when that comes first.
 func TestHeadroomAtStart(t *testing.T) {
 	withoutGOGC(t)
-	restart := func() {
-		stopHeadroom()
-		headroom.mu.Lock()
-		headroom.booted = false
-		headroom.mu.Unlock()
-	}
-	restart()
+	StartAfresh()
 	open(t, NewMemory(), Options{})
 	if p := gcPercent(); p != bootGCPercent {
 		t.Fatalf("GOGC after the first Open = %d, want %d", p, bootGCPercent)
@@ -171,8 +162,11 @@ func TestHeadroomAtStart(t *testing.T) {
 		t.Errorf("GOGC after a second Open = %d, want 100: the start's headroom is taken once", p)
 	}
 
-	restart()
+	StartAfresh() // as a new process
 	open(t, NewMemory(), Options{})
+	if p := gcPercent(); p != bootGCPercent {
+		t.Errorf("GOGC after StartAfresh and an Open = %d, want the start's %d again", p, bootGCPercent)
+	}
 	keepHeadroom() // a large build's release
 	if p := gcPercent(); p != 100 {
 		t.Errorf("GOGC after the release = %d, want 100", p)
