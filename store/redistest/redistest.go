@@ -121,6 +121,22 @@ func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.It
 // URL returns a redis:// URL for the server.
 func (s *Server) URL() string { return "redis://" + s.Addr() }
 
+// PID returns the process ID of the running redis-server, or 0 when it
+// is not running.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil || s.proc.cmd.Process == nil {
+		return 0
+	}
+	select {
+	case <-s.proc.done:
+		return 0
+	default:
+		return s.proc.cmd.Process.Pid
+	}
+}
+
 // Port returns the server's TCP port.
 func (s *Server) Port() int { return s.port }
 
