@@ -15,7 +15,10 @@ import (
 // when it is the 1st, 2nd, 4th, 8th, … failure since the last fetch that
 // succeeded; while one VM alone is, at its tries 1, 2, 4, …: a VMAPI
 // outage with many changed VMs logs a few lines, not one per VM, and a
-// single VM VMAPI cannot serve logs a few minutes apart.
+// single VM VMAPI cannot serve logs a few minutes apart. A fetch that
+// was asked before the success that ended an outage and fails after it
+// belonged to that outage: it is tried again but neither logged nor
+// counted as the start of another.
 
 // changeWorker fetches queued VMs and hands them to the sink. A failed
 // fetch is queued again after a back-off rather than waited for, so that
@@ -30,8 +33,9 @@ type changeWorker struct {
 	mu    sync.Mutex     // guards tries and failing
 	tries map[string]int // uuid → failed fetches so far
 	// failing counts the failed fetches since the last one that
-	// succeeded.
-	failing int
+	// succeeded; recovered is when that one succeeded.
+	failing   int
+	recovered time.Time
 	// once: a failed fetch is not queued again (verifyNow asks again
 	// before the next listing).
 	once bool
@@ -67,18 +71,19 @@ func (w *changeWorker) run(ctx context.Context) {
 
 // apply fetches one changed VM and tells the sink what became of it.
 func (w *changeWorker) apply(ctx context.Context, uuid string) {
+	asked := time.Now()
 	vm, err := w.v.getVM(ctx, uuid)
 	if err != nil && ctx.Err() != nil {
 		return
 	}
 	if err != nil && vmapiRetryable(err) {
-		w.retry(ctx, uuid, err)
+		w.retry(ctx, uuid, asked, err)
 		return
 	}
 	w.mu.Lock()
 	delete(w.tries, uuid)
 	if failed := w.failing; failed > 0 && err == nil {
-		w.failing = 0
+		w.failing, w.recovered = 0, time.Now()
 		w.v.log.Info("vm fetches succeed again", "failures", failed, "vms_waiting", len(w.tries))
 	}
 	w.mu.Unlock()
@@ -97,19 +102,23 @@ func (w *changeWorker) apply(ctx context.Context, uuid string) {
 	}
 }
 
-// retry queues uuid again after a back-off.
-func (w *changeWorker) retry(ctx context.Context, uuid string, err error) {
+// retry queues uuid again after a back-off; its fetch was asked at
+// asked.
+func (w *changeWorker) retry(ctx context.Context, uuid string, asked time.Time, err error) {
 	w.mu.Lock()
 	n := w.tries[uuid]
 	w.tries[uuid] = n + 1
-	w.failing++
+	late := asked.Before(w.recovered) // of the outage that ended
+	if !late {
+		w.failing++
+	}
 	try, failing, waiting := n+1, w.failing, len(w.tries)
 	w.mu.Unlock()
 	if w.once {
 		w.v.log.Warn("vm fetch failed; asking again before the next listing", "vm", uuid, "err", err)
 		return
 	}
-	if waiting == 1 && powerOfTwo(try) || waiting > 1 && powerOfTwo(failing) {
+	if !late && (waiting == 1 && powerOfTwo(try) || waiting > 1 && powerOfTwo(failing)) {
 		w.v.log.Warn("vm fetch failed; trying again", "vm", uuid, "attempt", try,
 			"failures", failing, "vms_waiting", waiting, "err", err)
 	}

@@ -236,6 +236,59 @@ func TestVMAPIFetchOutage(t *testing.T) {
 	}
 }
 
+// TestVMAPIFetchOutageLateFailure: a fetch asked during an outage that
+// fails only after another fetch has succeeded (the outage over) belongs
+// to that outage: it is tried again, but not logged as the first
+// failure of another.
+func TestVMAPIFetchOutageLateFailure(t *testing.T) {
+	c := newVMCloud(8)
+	active := activeUUIDs(c)
+	slow, quick := active[0], active[1]
+	var down, slowHeld atomic.Bool
+	down.Store(true)
+	slowAsked := make(chan struct{}) // closed when slow's late fetch is asked
+	recovered := make(chan struct{}) // closed once quick's success is logged
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/vms/") && down.Load():
+			http.Error(w, `{"code":"ServiceUnavailableError","message":"injected"}`, http.StatusServiceUnavailable)
+			return
+		case r.URL.Path == "/vms/"+slow && slowHeld.CompareAndSwap(false, true):
+			// Asked before quick's fetch succeeds, answered with the
+			// outage's error after it.
+			close(slowAsked)
+			<-recovered
+			http.Error(w, `{"code":"ServiceUnavailableError","message":"injected"}`, http.StatusServiceUnavailable)
+			return
+		case r.URL.Path == "/vms/"+quick:
+			<-slowAsked
+		}
+		c.Handler().ServeHTTP(w, r)
+	})
+	sink, logs := startVMAPI(t, h, nil)
+	vmWaitFor(t, "the first listing", func() bool { return sink.numListings() > 0 })
+	for _, id := range []string{slow, quick} {
+		if _, err := c.SetAlias(id, "renamed"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vmWaitFor(t, "both VMs failing", func() bool { return len(logs.Lines("trying again", "vms_waiting=2")) > 0 })
+	down.Store(false)
+	vmWaitFor(t, "fetches succeeding again", func() bool { return len(logs.Lines("vm fetches succeed again")) > 0 })
+	close(recovered)
+	for _, id := range []string{slow, quick} {
+		vmWaitFor(t, "Changed of "+id, func() bool {
+			return sink.changedMatch(func(vm zonegen.VM) bool { return vm.UUID == id && vm.Alias == "renamed" })
+		})
+	}
+	if !slowHeld.Load() {
+		t.Fatal("the slow VM's late failure never happened")
+	}
+	if got := logs.Lines("trying again", "failures=1 "); len(got) != 1 {
+		t.Errorf("%d lines of a first failure, want 1 (the outage's; the late failure is not another's):\n%s", len(got), logs)
+	}
+}
+
 // TestVMAPIMalformedVMInPage: a VM the listing cannot read is logged by
 // uuid, reported unreadable (so its previous state stays), and the rest
 // of the listing is delivered.
