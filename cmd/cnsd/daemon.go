@@ -156,7 +156,8 @@ func lead(ctx context.Context, b backend, src *source, st *store.Store, epoch ui
 	conf.zones.Store(zones)
 	zones.SetConfig(conf.cfg.Load()) // a reload may have come in between
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { src.follow(ctx, st); return nil })
+	following := src.follow(ctx, st)
+	g.Go(func() error { <-following; return nil })
 	g.Go(func() error { return zones.Run(ctx) })
 	g.Go(func() error { return b.Keep(ctx, epoch) })
 	if _, ok := b.(store.SerialLister); ok {

@@ -62,7 +62,7 @@ func followThenLead(ctx context.Context, r *redis.Backend, src *source, follower
 	followCtx, stopFollowing := context.WithCancel(ctx)
 	defer stopFollowing()
 	go func() { _ = follower.Follow(followCtx, r) }()
-	go src.follow(followCtx, follower)
+	following := src.follow(followCtx, follower)
 	if err := awaitDurable(ctx, r, log); err != nil {
 		return err
 	}
@@ -85,6 +85,7 @@ func followThenLead(ctx context.Context, r *redis.Backend, src *source, follower
 		return err
 	}
 	stopFollowing()
+	<-following
 	h.writer.Store(true)
 	log.Info("writing the store", "epoch", epoch)
 	err = lead(ctx, r, src, st, epoch, conf, log)

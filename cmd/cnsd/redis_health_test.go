@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/miekg/dns"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -103,7 +105,25 @@ func TestRedisWithoutAOF(t *testing.T) {
 			p := startOnRedisWith(t, srv.URL(), `"a.example.test": {"networks": ["*"]}`, tc.storeExtra)
 			waitFor(t, "the log line "+tc.logLine, func() bool { return strings.Contains(p.log.String(), tc.logLine) })
 			if tc.writes {
-				waitFor(t, "the writer's SOA", func() bool { return serialOf(p.dns, zone) != 0 })
+				var last *dns.Msg
+				t.Cleanup(func() {
+					if t.Failed() {
+						t.Logf("the last answer to SOA %s: %v", zone, last)
+						if resp, err := authed.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", p.apiPort)); err == nil {
+							b, _ := io.ReadAll(resp.Body)
+							resp.Body.Close()
+							for _, l := range strings.Split(string(b), "\n") {
+								if strings.Contains(l, "rrl") || strings.Contains(l, "queries_total") {
+									t.Log(l)
+								}
+							}
+						}
+					}
+				})
+				waitFor(t, "the writer's SOA", func() bool {
+					last = ask(p.dns, zone, dns.TypeSOA)
+					return last != nil && last.Rcode == dns.RcodeSuccess && len(last.Answer) == 1
+				})
 				waitFor(t, "ready", func() bool { code, _ := readiness(p); return code == http.StatusOK })
 			} else {
 				var ready api.Ready

@@ -63,21 +63,31 @@ func (s *source) signal() {
 	}
 }
 
-// follow makes st the current store and passes its changes on until ctx
-// ends.
-func (s *source) follow(ctx context.Context, st *store.Store) {
+// follow makes st the current store before it returns, and passes its
+// changes on until ctx ends, in a goroutine of its own; the channel is
+// closed when that goroutine has ended. The switch is made by the caller,
+// not by that goroutine: a goroutine of the store followed before the
+// lease, scheduled late, would otherwise put that store back over the
+// writer's after a quick takeover, and the DNS server and the API would
+// serve the follower's zones, no longer followed, from then on.
+func (s *source) follow(ctx context.Context, st *store.Store) <-chan struct{} {
 	changed := st.Watch()
-	defer st.Unwatch(changed)
 	s.cur.Store(st)
 	s.signal()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-changed:
-			s.signal()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer st.Unwatch(changed)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-changed:
+				s.signal()
+			}
 		}
-	}
+	}()
+	return done
 }
 
 // RaiseSerial raises a zone's serial past a secondary's with the writing
