@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -473,5 +474,39 @@ func TestLargeCommitFillsZonesAlongsideTheWrite(t *testing.T) {
 				t.Errorf("%s, held %v: %s loaded again differs from what was served", tc.backend, held, d.Zone)
 			}
 		}
+	}
+}
+
+// TestLargeCommitFillsZoneOnOneCore: a large commit fills its zones the
+// same way (no diff kept) when it changes one zone only, and on one core:
+// both used to leave it to the small commits' path, which keeps the whole
+// fill as a diff in the journal, in memory and in the backend.
+func TestLargeCommitFillsZoneOnOneCore(t *testing.T) {
+	defer func(n int) { parallelBuild = n }(parallelBuild)
+	const filled = "dc1.cns.example.com."
+	var batch []zonegen.Contribution
+	for i := range 400 {
+		c := cnsVM(i)
+		batch = append(batch, contrib(c.VM, map[string][]Record{filled: byZone(c)[filled]}))
+	}
+	retain := func(string) (uint32, bool) { return 1, true }
+	for _, procs := range []int{runtime.GOMAXPROCS(0), 1} {
+		t.Run(fmt.Sprintf("GOMAXPROCS=%d", procs), func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+			mem := NewMemory()
+			s, _ := open(t, mem, Options{Retain: retain})
+			parallelBuild = 1
+			commit(t, s, batch...)
+			data, err := mem.Load(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, m := len(s.Snapshot(filled).journal), len(data[filled].Journal); n != 0 || m != 0 {
+				t.Errorf("%s, filled by one large commit, keeps %d diffs, the backend %d; want none", filled, n, m)
+			}
+			if got := s.Snapshot(filled).Len(); got == 0 {
+				t.Errorf("%s serves no record after the commit", filled)
+			}
+		})
 	}
 }

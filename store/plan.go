@@ -119,7 +119,7 @@ var parallelBuild = 100_000
 
 // buildAllLocked builds every plan, as buildLocked. A large commit (a
 // bootstrap) builds its zones' names in parallel, over up to GOMAXPROCS
-// goroutines, largest first; the journals (which ask Options.Retain)
+// goroutines (one on one core), largest first; the journals (which ask Options.Retain)
 // follow in order.
 //
 // In a large commit, the zones it fills (fills) get their serials and
@@ -133,8 +133,11 @@ func (s *Store) buildAllLocked(plans []*zonePlan, now time.Time) (alongside func
 	for _, p := range plans {
 		adds += p.adds
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(plans))
-	if adds < parallelBuild || workers < 2 {
+	// A large commit is planned the same way on one core, or with one
+	// zone: the zones it fills keep no diff whatever the machine (the
+	// builds are then only not in parallel).
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(plans)))
+	if adds < parallelBuild {
 		for _, p := range plans {
 			s.buildLocked(p, now)
 		}
