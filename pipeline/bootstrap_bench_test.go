@@ -56,7 +56,7 @@ import (
 // bootstrap starts the store's collector headroom afresh
 // (store.StartAfresh), as a new cnsd process would: without it, every
 // bootstrap after the first in one run went without the start's
-// headroom and collected two to four times the CPU.
+// headroom and collected two to five times the CPU.
 //
 // peak-MB is the test process's peak resident memory during the
 // bootstrap (Linux's VmHWM, reset before it starts): the memory an

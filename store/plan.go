@@ -119,8 +119,8 @@ var parallelBuild = 100_000
 
 // buildAllLocked builds every plan, as buildLocked. A large commit (a
 // bootstrap) builds its zones' names in parallel, over up to GOMAXPROCS
-// goroutines (one on one core), largest first; the journals (which ask Options.Retain)
-// follow in order.
+// goroutines (one on one core), largest first; the journals (which ask
+// Options.Retain) follow in order.
 //
 // In a large commit, the zones it fills (fills) get their serials and
 // the VMs they set, which is all their ZoneChange needs, since they keep

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/miekg/dns"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/miekg/dns"
 
 	"github.com/cnsd/cnsd/api"
 	"github.com/cnsd/cnsd/store/redis"
